@@ -1,0 +1,81 @@
+# pressure: node-pressure eviction for Kubernetes.
+# The two set-up commands of the README are `make demo` and `make test`; everything else is a helper.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO            ?= go
+CACHE         ?= $(or $(PRESSURE_CACHE),$(HOME)/.cache/pressure)
+BIN           := bin
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS       := -s -w -X github.com/kube-pressure/pressure/internal/version.Version=$(VERSION) \
+                 -X github.com/kube-pressure/pressure/internal/version.Commit=$(COMMIT)
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+TEST_TIMEOUT  ?= 75m
+BINARIES      := pressure-agent pressure-janitor kubectl-pressure
+
+.PHONY: all build test test-unit lint k8s-bins node-deps demo demo-down clean help images dist helm
+
+all: build
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build the three binaries into bin/
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+
+lint: ## gofmt, go vet, staticcheck
+	@echo "lint: gofmt"; out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
+		if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@echo "lint: go vet"; $(GO) vet ./...
+	@echo "lint: staticcheck"; GOBIN=$(CACHE)/bin $(GO) install $(STATICCHECK) && $(CACHE)/bin/staticcheck ./...
+
+k8s-bins: ## build the pinned Kubernetes binaries and etcd (cached under $(CACHE))
+	@hack/build-k8s.sh >/dev/null
+
+node-deps: ## install containerd, runc, CNI plugins and iptables when missing (needs root)
+	@hack/install-node-deps.sh
+
+test-unit: ## tests that need no cluster (seconds)
+	$(GO) test -count=1 ./internal/...
+
+test: lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+demo: build k8s-bins node-deps ## bring up a local cluster, provoke memory pressure, show what happened
+	@hack/demo.sh
+
+demo-down: ## stop the demo cluster
+	@hack/cluster.sh down
+
+images: build ## OCI image tarballs of pressure-agent and pressure-janitor in bin/images (no Docker)
+	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION)
+
+DIST_ARCHES   := amd64 arm64
+dist: ## release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/
+	@rm -rf dist && mkdir -p dist
+	@for arch in $(DIST_ARCHES); do \
+		dir="dist/.build/pressure_$(VERSION)_linux_$${arch}"; mkdir -p "$$dir"; \
+		echo "dist: linux/$${arch}"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$${arch} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/" $(addprefix ./cmd/,$(BINARIES)); \
+		cp README.md "$$dir/"; \
+		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C dist/.build -cf - "pressure_$(VERSION)_linux_$${arch}" \
+			| gzip -n -9 > "dist/pressure_$(VERSION)_linux_$${arch}.tar.gz"; \
+		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$$dir" -cf - kubectl-pressure README.md \
+			| gzip -n -9 > "dist/kubectl-pressure_$(VERSION)_linux_$${arch}.tar.gz"; \
+	done
+	@rm -rf dist/.build
+	@cd dist && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
+	@sed -e 's/@VERSION@/$(VERSION)/g' \
+		-e "s/@SHA256_LINUX_AMD64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_amd64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
+		-e "s/@SHA256_LINUX_ARM64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_arm64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
+		deploy/krew/pressure.yaml > dist/pressure.yaml
+	@echo "dist: krew manifest dist/pressure.yaml"
+
+helm: ## install the pinned helm into $(CACHE)/bin and lint the chart
+	@helm="$$(hack/install-helm.sh)" && "$$helm" lint deploy/helm/pressure && "$$helm" lint deploy/helm/pressure -f deploy/helm/pressure/ci/all-values.yaml
+
+clean: ## remove build output (not the Kubernetes cache)
+	rm -rf $(BIN) dist

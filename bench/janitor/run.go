@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+)
+
+func run(ctx context.Context, o options) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	repo, err := cluster.RepoRoot(wd)
+	if err != nil {
+		return err
+	}
+	bins, err := cluster.FindBinaries(repo)
+	if err != nil {
+		return fmt.Errorf("%w (build them with hack/build-k8s.sh)", err)
+	}
+	fmt.Printf("# bench/janitor: %d pods, %d namespaces, %d ReplicaSets, %d clients, %d CPUs, %s\n",
+		o.pods, o.namespaces, o.replicasets, o.clients, runtime.NumCPU(), runtime.Version())
+	for _, name := range strings.Split(o.contenders, ",") {
+		if err := benchContender(ctx, o, bins, repo, strings.TrimSpace(name)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo, name string) error {
+	threshold := int32(0) // pod GC's terminated-pod rule off while the janitor is measured
+	if name == "podgc" {
+		threshold = int32(o.gcThreshold)
+	} else if name != "janitor" {
+		return fmt.Errorf("unknown contender %q", name)
+	}
+	dir, err := os.MkdirTemp("", "bench-janitor-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, TerminatedPodGCThreshold: &threshold})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	rc := cp.RESTConfig()
+	rc.QPS, rc.Burst = 5000, 5000
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	w, err := newWorkload(ctx, client, o)
+	if err != nil {
+		return err
+	}
+	watch, err := startDeleteWatch(ctx, client)
+	if err != nil {
+		return err
+	}
+	if name == "podgc" {
+		r, err := streamPhase(ctx, w, watch, o, "s", o.gcThreshold)
+		if err != nil {
+			return err
+		}
+		r.print(fmt.Sprintf("pod GC (threshold %d), stream", o.gcThreshold))
+		return nil
+	}
+	return benchJanitor(ctx, o, w, watch, cp, repo, dir)
+}
+
+func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatch, cp *cluster.ControlPlane, repo, dir string) error {
+	bin := filepath.Join(dir, "pressure-janitor")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressure-janitor")
+	build.Dir, build.Stderr = repo, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build janitor: %w", err)
+	}
+	// Backlog: every pod evicted before the janitor starts.
+	start := time.Now()
+	if _, err := w.evictAll(ctx, "b"); err != nil {
+		return err
+	}
+	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
+		float64(o.pods)/time.Since(start).Seconds())
+	j, err := startJanitorProcess(ctx, bin, cp.Kubeconfig(), dir, o)
+	if err != nil {
+		return err
+	}
+	defer j.stop()
+	began := time.Now()
+	if err := watch.waitRemaining(ctx, w, 0, o.timeout); err != nil {
+		return err
+	}
+	took := time.Since(began)
+	first, last := watch.span(began)
+	fmt.Printf("janitor, backlog: cleaned %d pods in %s (from janitor start), %.0f deletions/s (first to last deletion)\n",
+		o.pods, took.Round(time.Millisecond), float64(o.pods-1)/last.Sub(first).Seconds())
+	r, err := streamPhase(ctx, w, watch, o, "s", 0)
+	if err != nil {
+		return err
+	}
+	r.print("janitor (ttl 0s), stream")
+	cpu, rss, err := j.usage()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("janitor process: %.1f s CPU for %d deletions (%.1f ms per deletion), peak RSS %d MiB\n",
+		cpu.Seconds(), 2*o.pods, float64(cpu.Milliseconds())/float64(2*o.pods), rss>>20)
+	return nil
+}

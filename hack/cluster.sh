@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# cluster.sh up [--node] | down | env: a detached test cluster (package test/cluster).
+#   up      starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler (and with --node
+#           containerd + kubelet; root only) in their own sessions, records their PIDs in
+#           ${PRESSURE_STATE:-$HOME/.cache/pressure/cluster}/state.json and returns.
+#   env     prints `export KUBECONFIG=...`: eval "$(hack/cluster.sh env)"
+#   down    stops the recorded PIDs (only those) and cleans up the node; also after a crash.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${PRESSURE_CACHE:-${HOME}/.cache/pressure}/cluster-cli"
+cd "${repo}"
+go build -o "${bin}" ./test/cluster/cmd/cluster
+exec "${bin}" "$@"

@@ -1,0 +1,96 @@
+// Command imagebuild writes the container images of pressure-agent and pressure-janitor as OCI
+// image layout tarballs, without Docker or a registry, from the static binaries `make build`
+// leaves in bin/. Each image holds one layer with the binary at /<name> as entrypoint, like the
+// test images (package test/images writes both). Import one into containerd with
+//
+//	ctr -n k8s.io images import bin/images/pressure-agent.tar
+//
+// and use it with imagePullPolicy: Never (the chart: --set image.pullPolicy=Never,image.tag=<ver>).
+//
+// Usage: go run ./hack/imagebuild -bin bin -out bin/images -registry pressure.local -tag v0.1.0
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+// components are the images built, by binary name.
+var components = []string{"pressure-agent", "pressure-janitor"}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "imagebuild: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("imagebuild", flag.ContinueOnError)
+	bin := fs.String("bin", "bin", "directory holding the static linux binaries")
+	out := fs.String("out", "bin/images", "directory the tarballs are written to")
+	registry := fs.String("registry", "pressure.local", "registry part of the image names")
+	tag := fs.String("tag", "", "image tag (required)")
+	arch := fs.String("arch", runtime.GOARCH, "GOARCH the binaries were built for")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tag == "" {
+		return fmt.Errorf("-tag is required")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	for _, c := range components {
+		name := fmt.Sprintf("%s/%s:%s", *registry, c, *tag)
+		tarball := filepath.Join(*out, c+".tar")
+		if err := build(filepath.Join(*bin, c), name, "/"+c, *arch, tarball); err != nil {
+			return err
+		}
+		fmt.Printf("%s\t%s\n", name, tarball)
+	}
+	return nil
+}
+
+// build checks that the binary is a static linux executable, then writes its image.
+func build(binPath, name, path, arch, tarball string) error {
+	data, err := os.ReadFile(binPath)
+	if err != nil {
+		return fmt.Errorf("read %s (run `make build` first): %w", binPath, err)
+	}
+	if err := checkStatic(binPath, data); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := images.WriteSingleBinaryImage(&buf, name, path, data, arch); err != nil {
+		return fmt.Errorf("image %s: %w", name, err)
+	}
+	tmp := tarball + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, tarball)
+}
+
+// checkStatic rejects binaries that would not run on an empty image: not ELF, or dynamically
+// linked (an interpreter or needed libraries).
+func checkStatic(path string, data []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s is not a linux ELF binary: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked (build with CGO_ENABLED=0)", path)
+		}
+	}
+	return nil
+}

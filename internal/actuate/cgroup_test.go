@@ -1,0 +1,208 @@
+package actuate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+// realV1 reports why the real cgroup v1 memory controller cannot be used here, or "".
+func realV1() string {
+	if os.Geteuid() != 0 {
+		return "needs root to create cgroups"
+	}
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "memory", "cgroup.procs")); err != nil {
+		return "no cgroup v1 memory controller at " + cgroupRoot + "/memory: " + err.Error()
+	}
+	return ""
+}
+
+func randomName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// removeCgroups removes dir and every cgroup below it, deepest first, retrying while exiting
+// processes leave.
+func removeCgroups(t *testing.T, dir string) {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		var err error
+		for i := 0; i < 100; i++ {
+			if err = os.Remove(d); err == nil || errors.Is(err, fs.ErrNotExist) {
+				err = nil
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("remove test cgroup %s: %v", d, err)
+		}
+	}
+}
+
+// sleeper starts `sleep 600` in the cgroup dir.
+func sleeper(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatalf("move pid %d into %s: %v", cmd.Process.Pid, dir, err)
+	}
+	return cmd
+}
+
+func waitKilled(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("pid %d exited with %v, want killed", cmd.Process.Pid, err)
+			return
+		}
+		ws := ee.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("pid %d ended with %v, want SIGKILL", cmd.Process.Pid, ws)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("pid %d still running 5s after the kill", cmd.Process.Pid)
+	}
+}
+
+func TestCgroupKillerKillsEveryProcessOfThePodOnTheRealV1MemoryController(t *testing.T) {
+	if why := realV1(); why != "" {
+		t.Skipf("real cgroup v1 test skipped: %s", why)
+	}
+	parent := randomName("pressure-actuate-test")
+	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	k := &CgroupKiller{Root: cgroupRoot, Pods: parent + "/kubepods"}
+	const uid = "0f9e8d7c-1111-2222-3333-444455556666"
+	pod := k.PodCgroups("Burstable", uid)[0]
+	if want := filepath.Join(cgroupRoot, "memory", parent, "kubepods/burstable/pod"+uid); pod != want {
+		t.Fatalf("v1 cgroupfs pod cgroup %s, want %s", pod, want)
+	}
+	victims := []*exec.Cmd{
+		sleeper(t, filepath.Join(pod, "pause")),
+		sleeper(t, filepath.Join(pod, "app")),
+		sleeper(t, filepath.Join(pod, "app")),
+		sleeper(t, filepath.Join(pod, "sidecar", "nested")),
+	}
+	bystander := sleeper(t, filepath.Join(cgroupRoot, "memory", parent, "kubepods/burstable/pod-other"))
+
+	var want []int
+	for _, c := range victims {
+		want = append(want, c.Process.Pid)
+	}
+	sort.Ints(want)
+	got, err := CgroupProcs(pod)
+	if err != nil || !cmp.Equal(got, want) {
+		t.Fatalf("CgroupProcs = %v, %v; want %v", got, err, want)
+	}
+
+	n, err := k.KillPod(PodRef{Namespace: "shop", Name: "web", UID: uid, QOSClass: "Burstable"})
+	if err != nil || n != len(victims) {
+		t.Errorf("KillPod = %d, %v; want %d, nil", n, err, len(victims))
+	}
+	for _, c := range victims {
+		waitKilled(t, c)
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the other pod's process %d was hit: %v", bystander.Process.Pid, err)
+	}
+	if left, _ := CgroupProcs(pod); len(left) != 0 {
+		t.Errorf("processes left in the pod cgroup: %v", left)
+	}
+}
+
+func TestCgroupKillerRefusesWhatIsNotAPodCgroup(t *testing.T) {
+	k := &CgroupKiller{Root: "/sys/fs/cgroup"}
+	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory/kubepods",
+		"/sys/fs/cgroup/memory/kubepods/burstable", "/tmp/pod1234", "/sys/fs/cgroup/../../tmp/pod1"} {
+		if _, err := k.Kill(dir); !errors.Is(err, ErrNotPodCgroup) {
+			t.Errorf("Kill(%s) error %v, want ErrNotPodCgroup", dir, err)
+		}
+	}
+}
+
+func TestCgroupKillerReportsAPodWithoutCgroups(t *testing.T) {
+	k := &CgroupKiller{Root: t.TempDir()}
+	if _, err := k.KillPod(PodRef{UID: "nope", QOSClass: "BestEffort"}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestPodCgroups(t *testing.T) {
+	k := &CgroupKiller{Root: "/sys/fs/cgroup"}
+	cases := []struct {
+		qos  string
+		want []string
+	}{
+		{"Guaranteed", []string{
+			"/sys/fs/cgroup/memory/kubepods/pod1-2",
+			"/sys/fs/cgroup/memory/kubepods.slice/kubepods-pod1_2.slice",
+			"/sys/fs/cgroup/kubepods/pod1-2",
+			"/sys/fs/cgroup/kubepods.slice/kubepods-pod1_2.slice",
+		}},
+		{"BestEffort", []string{
+			"/sys/fs/cgroup/memory/kubepods/besteffort/pod1-2",
+			"/sys/fs/cgroup/memory/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1_2.slice",
+			"/sys/fs/cgroup/kubepods/besteffort/pod1-2",
+			"/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1_2.slice",
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.qos, func(t *testing.T) {
+			if diff := cmp.Diff(k.PodCgroups(tc.qos, "1-2"), tc.want); diff != "" {
+				t.Errorf("paths (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParseProcs(f *testing.F) {
+	f.Add("1\n2\n3\n")
+	f.Add("")
+	f.Add("12 \n\n-1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		pids, err := parseProcs(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, p := range pids {
+			if p <= 0 {
+				t.Fatalf("parsed invalid pid %d from %q", p, in)
+			}
+		}
+	})
+}

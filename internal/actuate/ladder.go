@@ -1,0 +1,135 @@
+package actuate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// DefaultPDBFallbackWait is how long the ladder waits after a PodDisruptionBudget refused a hard
+// eviction before it asks once more and then deletes the pod. Five seconds is one disruption-controller
+// resync of a healthy cluster, short next to the kubelet's own 10 s loop, and long enough for a PDB that
+// was only "still being processed" to allow the eviction.
+const DefaultPDBFallbackWait = 5 * time.Second
+
+// LadderConfig selects the rungs of the escalation ladder.
+type LadderConfig struct {
+	// PDBFallbackWait is the wait between a PDB refusal of a hard eviction and the fallback.
+	PDBFallbackWait time.Duration
+	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
+	AllowDelete bool
+	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable).
+	AllowCgroupKill bool
+	// DryRun writes a "would evict" event and never calls evict, delete or kill.
+	DryRun bool
+}
+
+// PodKiller stops a pod's processes on the node (CgroupKiller).
+type PodKiller interface {
+	KillPod(pod PodRef) (killed int, err error)
+}
+
+// Ladder escalates one eviction through the configured rungs. It is safe for concurrent use when its
+// parts are.
+type Ladder struct {
+	Evictor *Evictor
+	// Killer is rung 3; nil disables it whatever the config says.
+	Killer PodKiller
+	// Events records pod events; nil records nothing.
+	Events *Events
+	// Ledger remembers evictions in flight; nil remembers nothing.
+	Ledger *PersistentLedger
+	Clock  clock.Clock
+	Config LadderConfig
+}
+
+// Evict runs the ladder for req. The returned error is only about bookkeeping (persisting the ledger);
+// what happened to the pod is in the Result.
+func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
+	now := l.Clock.Now()
+	if req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now)) {
+		return Result{Outcome: OutcomeInFlight}, nil
+	}
+	if l.Config.DryRun {
+		if l.Events != nil {
+			l.Events.WouldEvict(req)
+		}
+		return Result{Outcome: OutcomeDryRun}, nil
+	}
+	var res Result
+	l.evict(ctx, req, &res)
+	if res.Outcome == OutcomeBlockedByPDB && req.Hard && l.Config.AllowDelete {
+		l.pdbFallback(ctx, req, &res)
+	}
+	if res.Outcome == OutcomeUnavailable && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
+		l.kill(req, &res)
+	}
+	l.record(req, res)
+	return res, l.remember(ctx, req, res)
+}
+
+func (l *Ladder) evict(ctx context.Context, req Request, res *Result) {
+	o, err := l.Evictor.Evict(ctx, req.Pod, req.GracePeriodSeconds)
+	res.add(Attempt{Rung: RungEviction, Outcome: o, Err: err})
+}
+
+// pdbFallback waits, asks the Eviction API once more, and deletes the pod if the PDB still refuses.
+func (l *Ladder) pdbFallback(ctx context.Context, req Request, res *Result) {
+	if !l.wait(ctx, l.Config.PDBFallbackWait) {
+		return
+	}
+	l.evict(ctx, req, res)
+	if res.Outcome != OutcomeBlockedByPDB {
+		return
+	}
+	o, err := l.Evictor.Delete(ctx, req.Pod, req.GracePeriodSeconds)
+	res.add(Attempt{Rung: RungDelete, Outcome: o, Err: err})
+}
+
+func (l *Ladder) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-l.Clock.After(d):
+		return true
+	}
+}
+
+func (l *Ladder) kill(req Request, res *Result) {
+	n, err := l.Killer.KillPod(req.Pod)
+	o := OutcomeKilled
+	if err != nil {
+		o = OutcomeFailed
+		err = fmt.Errorf("kill pod %s/%s uid %s on the node: %w", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, err)
+	}
+	res.Killed = n
+	res.add(Attempt{Rung: RungCgroupKill, Outcome: o, Err: err})
+}
+
+func (l *Ladder) record(req Request, res Result) {
+	if l.Events == nil {
+		return
+	}
+	switch res.Outcome {
+	case OutcomeEvicted, OutcomeKilled:
+		l.Events.Evicted(req, res)
+	case OutcomeBlockedByPDB, OutcomeUnavailable, OutcomeFailed:
+		l.Events.EvictionFailed(req, res)
+	}
+}
+
+func (l *Ladder) remember(ctx context.Context, req Request, res Result) error {
+	if l.Ledger == nil || (res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled) {
+		return nil
+	}
+	e := Entry{
+		UID: req.Pod.UID, Namespace: req.Pod.Namespace, Name: req.Pod.Name,
+		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: l.Clock.Now(),
+	}
+	return l.Ledger.Record(ctx, e)
+}

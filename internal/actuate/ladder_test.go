@@ -1,0 +1,343 @@
+package actuate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// apiScript answers eviction and delete calls from queues and records what was asked.
+type apiScript struct {
+	mu        sync.Mutex
+	evictions []error // one answer per call; nil = accepted
+	deletes   []error
+	calls     []string         // "evict ns/name grace uid" or "delete ..."
+	options   []*metav1.DeleteOptions
+}
+
+func next(q *[]error) error {
+	if len(*q) == 0 {
+		return nil
+	}
+	err := (*q)[0]
+	*q = (*q)[1:]
+	return err
+}
+
+func (s *apiScript) client() *fake.Clientset {
+	c := fake.NewClientset()
+	c.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.calls = append(s.calls, "evict "+ev.Namespace+"/"+ev.Name)
+		s.options = append(s.options, ev.DeleteOptions)
+		return true, nil, next(&s.evictions)
+	})
+	c.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		d := a.(k8stesting.DeleteAction)
+		opts := d.GetDeleteOptions()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.calls = append(s.calls, "delete "+d.GetNamespace()+"/"+d.GetName())
+		s.options = append(s.options, &opts)
+		return true, nil, next(&s.deletes)
+	})
+	return c
+}
+
+type recordingKiller struct {
+	killed []PodRef
+	err    error
+}
+
+func (k *recordingKiller) KillPod(p PodRef) (int, error) {
+	k.killed = append(k.killed, p)
+	return 2, k.err
+}
+
+var t0 = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+
+func request(hard bool) Request {
+	return Request{
+		Pod:                PodRef{Namespace: "shop", Name: "web-0", UID: "uid-web-0", QOSClass: "Burstable"},
+		Owner:              Owner{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web", UID: "uid-sts"},
+		GracePeriodSeconds: 1, Hard: hard, Signal: "memory.available", Observed: "80Mi", Threshold: "356Mi",
+		Rank: 1, DecidedBy: "memory", Message: "The node was low on resource: memory. ",
+		Annotations: map[string]string{"offending_containers": "app"},
+	}
+}
+
+type ladderRun struct {
+	script *apiScript
+	killer *recordingKiller
+	events *record.FakeRecorder
+	clock  *testingclock.FakeClock
+	ladder *Ladder
+}
+
+func newLadderRun(cfg LadderConfig) *ladderRun {
+	r := &ladderRun{script: &apiScript{}, killer: &recordingKiller{}, events: record.NewFakeRecorder(10),
+		clock: testingclock.NewFakeClock(t0)}
+	r.ladder = &Ladder{Evictor: &Evictor{Client: r.script.client()}, Killer: r.killer,
+		Events: &Events{Recorder: r.events, Node: "node-a"}, Clock: r.clock, Config: cfg}
+	return r
+}
+
+// evict runs the ladder, stepping the fake clock whenever the ladder waits.
+func (r *ladderRun) evict(t *testing.T, req Request) Result {
+	t.Helper()
+	done := make(chan Result)
+	go func() {
+		res, err := r.ladder.Evict(context.Background(), req)
+		if err != nil {
+			t.Errorf("Evict: %v", err)
+		}
+		done <- res
+	}()
+	for {
+		select {
+		case res := <-done:
+			return res
+		case <-time.After(time.Millisecond):
+			if r.clock.HasWaiters() {
+				r.clock.Step(r.ladder.Config.PDBFallbackWait)
+			}
+		}
+	}
+}
+
+func (r *ladderRun) eventReasons() []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.events.Events:
+			out = append(out, strings.Fields(e)[1])
+		default:
+			return out
+		}
+	}
+}
+
+func rungs(res Result) []string {
+	var out []string
+	for _, a := range res.Attempts {
+		out = append(out, string(a.Rung)+":"+string(a.Outcome))
+	}
+	return out
+}
+
+var full = LadderConfig{PDBFallbackWait: DefaultPDBFallbackWait, AllowDelete: true, AllowCgroupKill: true}
+
+func TestLadder(t *testing.T) {
+	unavailable := apierrors.NewServiceUnavailable("apiserver shutting down")
+	cases := []struct {
+		name       string
+		cfg        LadderConfig
+		hard       bool
+		evictions  []error
+		deletes    []error
+		wantCalls  []string
+		wantRungs  []string
+		wantKilled int
+		wantEvents []string
+	}{
+		{name: "accepted eviction uses the eviction API only", cfg: full, hard: true,
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:evicted"},
+			wantEvents: []string{ReasonPressureEviction}},
+		{name: "soft threshold blocked by PDB never falls back to delete", cfg: full, hard: false,
+			evictions: []error{pdbError(true)},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "hard threshold blocked by PDB twice is deleted after the wait", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)},
+			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
+			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:evicted"},
+			wantEvents: []string{ReasonPressureEviction}},
+		{name: "hard threshold whose PDB allows after the wait is not deleted", cfg: full, hard: true,
+			evictions: []error{pdbError(true), nil},
+			wantCalls: []string{"evict shop/web-0", "evict shop/web-0"},
+			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:evicted"},
+			wantEvents: []string{ReasonPressureEviction}},
+		{name: "hard threshold blocked by PDB without allowDelete stays blocked", cfg: LadderConfig{PDBFallbackWait: time.Second}, hard: true,
+			evictions: []error{pdbError(true)},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "pod already gone is success-like and not retried", cfg: full, hard: true,
+			evictions: []error{apierrors.NewNotFound(podsGR, "web-0")},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:gone"}},
+		{name: "hard threshold with the API down kills the pod's cgroups", cfg: full, hard: true,
+			evictions: []error{unavailable},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable", "cgroup-kill:killed"},
+			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
+		{name: "soft threshold with the API down is not killed", cfg: full, hard: false,
+			evictions: []error{unavailable},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "cgroup kill not allowed leaves the API outage as the result", cfg: LadderConfig{AllowDelete: true}, hard: true,
+			evictions: []error{unavailable},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "delete refused by UID precondition means the pod was replaced", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)},
+			deletes: []error{apierrors.NewConflict(podsGR, "web-0", errors.New("Precondition failed: UID in precondition: uid-web-0, UID in object meta: other"))},
+			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
+			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:gone"}},
+		{name: "delete with the API down under hard pressure kills", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)}, deletes: []error{unavailable},
+			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
+			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:unavailable", "cgroup-kill:killed"},
+			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLadderRun(tc.cfg)
+			r.script.evictions, r.script.deletes = tc.evictions, tc.deletes
+			res := r.evict(t, request(tc.hard))
+			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
+				t.Errorf("API calls (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(rungs(res), tc.wantRungs); diff != "" {
+				t.Errorf("rungs (-got +want):\n%s", diff)
+			}
+			if res.Killed != tc.wantKilled {
+				t.Errorf("killed %d, want %d", res.Killed, tc.wantKilled)
+			}
+			if diff := cmp.Diff(r.eventReasons(), tc.wantEvents); diff != "" {
+				t.Errorf("events (-got +want):\n%s", diff)
+			}
+			for i, o := range r.script.options {
+				if o == nil || o.GracePeriodSeconds == nil || *o.GracePeriodSeconds != 1 ||
+					o.Preconditions == nil || o.Preconditions.UID == nil || *o.Preconditions.UID != "uid-web-0" {
+					t.Errorf("call %d: delete options %+v lack grace 1 and UID precondition uid-web-0", i, o)
+				}
+			}
+		})
+	}
+}
+
+func TestLadderWaitsForTheFallbackBeforeAskingAgain(t *testing.T) {
+	r := newLadderRun(full)
+	r.script.evictions = []error{pdbError(true), pdbError(true)}
+	done := make(chan Result)
+	go func() { res, _ := r.ladder.Evict(context.Background(), request(true)); done <- res }()
+	for !r.clock.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	r.clock.Step(DefaultPDBFallbackWait - time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	r.script.mu.Lock()
+	calls := len(r.script.calls)
+	r.script.mu.Unlock()
+	if calls != 1 {
+		t.Errorf("%d API calls before the wait elapsed, want 1", calls)
+	}
+	r.clock.Step(time.Millisecond)
+	res := <-done
+	if res.Rung != RungDelete || res.Outcome != OutcomeEvicted {
+		t.Errorf("result %s/%s, want delete/evicted", res.Rung, res.Outcome)
+	}
+}
+
+func TestLadderCancelledDuringTheWaitDoesNotDelete(t *testing.T) {
+	r := newLadderRun(full)
+	r.script.evictions = []error{pdbError(true)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result)
+	go func() { res, _ := r.ladder.Evict(ctx, request(true)); done <- res }()
+	for !r.clock.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	res := <-done
+	if diff := cmp.Diff(rungs(res), []string{"eviction-api:blocked-by-pdb"}); diff != "" {
+		t.Errorf("rungs (-got +want):\n%s", diff)
+	}
+}
+
+func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
+	cfg := full
+	cfg.DryRun = true
+	r := newLadderRun(cfg)
+	res := r.evict(t, request(true))
+	if res.Outcome != OutcomeDryRun || len(res.Attempts) != 0 {
+		t.Errorf("result %+v, want dry-run without attempts", res)
+	}
+	if len(r.script.calls) != 0 || len(r.killer.killed) != 0 {
+		t.Errorf("dry-run called the API %v or killed %v", r.script.calls, r.killer.killed)
+	}
+	if diff := cmp.Diff(r.eventReasons(), []string{ReasonPressureEvictionDryRun}); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}
+
+func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
+	r := newLadderRun(full)
+	store := &memStore{}
+	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ladder.Ledger = pl
+	first := r.evict(t, request(true))
+	second := r.evict(t, request(true))
+	terminating := request(true)
+	terminating.Pod.UID = "uid-other"
+	terminating.Terminating = true
+	third := r.evict(t, terminating)
+	got := []Outcome{first.Outcome, second.Outcome, third.Outcome}
+	if diff := cmp.Diff(got, []Outcome{OutcomeEvicted, OutcomeInFlight, OutcomeInFlight}); diff != "" {
+		t.Errorf("outcomes (-got +want):\n%s", diff)
+	}
+	if len(r.script.calls) != 1 {
+		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
+	}
+	if store.saves != 1 {
+		t.Errorf("ledger saved %d times, want 1", store.saves)
+	}
+}
+
+func TestEvictedEventCarriesTheDecisionAndAnnotations(t *testing.T) {
+	rec := record.NewFakeRecorder(1)
+	rec.IncludeObject = true
+	ev := &Events{Recorder: rec, Node: "node-a"}
+	ev.Evicted(request(true), Result{Outcome: OutcomeEvicted, Rung: RungDelete})
+	got := <-rec.Events
+	for _, want := range []string{"Warning PressureEviction", "via delete", "signal memory.available observed 80Mi, threshold 356Mi (hard)",
+		"rank 1 decided by memory", "grace 1s", "The node was low on resource: memory.", "offending_containers:app",
+		AnnotationRung + ":delete", "involvedObject{kind=Pod,apiVersion=v1}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("event %q lacks %q", got, want)
+		}
+	}
+}
+
+var podsGR = schema.GroupResource{Resource: "pods"}
+
+type memStore struct {
+	data  []byte
+	saves int
+}
+
+func (m *memStore) Load(context.Context) ([]byte, error) { return m.data, nil }
+func (m *memStore) Save(_ context.Context, b []byte) error {
+	m.data, m.saves = append([]byte(nil), b...), m.saves+1
+	return nil
+}

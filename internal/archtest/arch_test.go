@@ -1,0 +1,143 @@
+package archtest
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kube-pressure/pressure"
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+	GoFiles    []string
+}
+
+// listPackages runs `go list -json` over the module's packages.
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = "../.."
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	pkgs := map[string]pkg{}
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+// pure core packages may import only the standard library, each other, and Quantity.
+var corePackages = []string{"signal", "threshold", "rank", "decision", "explain", "sim"}
+
+var coreAllowed = []string{"k8s.io/apimachinery/pkg/api/resource"}
+
+func isStd(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
+
+func TestCorePackagesImportOnlyTheStandardLibraryAndTheCore(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, name := range corePackages {
+		p, ok := pkgs[module+"/internal/"+name]
+		if !ok {
+			continue // not written yet
+		}
+		for _, imp := range p.Imports {
+			if isStd(imp) {
+				if imp == "os" || imp == "log" || imp == "log/slog" || strings.HasPrefix(imp, "net") {
+					t.Errorf("%s imports %s: the core does no I/O and no logging", p.ImportPath, imp)
+				}
+				continue
+			}
+			if strings.HasPrefix(imp, module+"/internal/") && allowedCore(imp) {
+				continue
+			}
+			if contains(coreAllowed, imp) {
+				continue
+			}
+			t.Errorf("%s imports %s: core packages import only the standard library, the core and %v",
+				p.ImportPath, imp, coreAllowed)
+		}
+	}
+}
+
+func allowedCore(imp string) bool {
+	for _, name := range corePackages {
+		if strings.HasPrefix(imp, module+"/internal/"+name) {
+			return true
+		}
+	}
+	return false
+}
+
+var clockCall = regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|Tick|NewTimer|NewTicker)\(`)
+
+func TestCorePackagesNeverReadTheClock(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, name := range corePackages {
+		p, ok := pkgs[module+"/internal/"+name]
+		if !ok {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := clockCall.Find(b); m != nil {
+				t.Errorf("%s/%s calls %s: time is an argument of the core", p.ImportPath, f, m)
+			}
+		}
+	}
+}
+
+func TestNodeSourcesNeverTalkToTheAPIServer(t *testing.T) {
+	for path, p := range listPackages(t) {
+		if !strings.HasPrefix(path, module+"/internal/source") && !strings.HasPrefix(path, module+"/internal/notify") {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, "k8s.io/client-go") {
+				t.Errorf("%s depends on %s: node sources read the node, never the API", path, d)
+			}
+		}
+	}
+}
+
+func TestMainModuleNeverImportsKubernetes(t *testing.T) {
+	for path, p := range listPackages(t) {
+		for _, d := range p.Deps {
+			if d == "k8s.io/kubernetes" || strings.HasPrefix(d, "k8s.io/kubernetes/") {
+				t.Errorf("%s depends on %s: use the staging modules", path, d)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kube-pressure/pressure/internal/explain"
+)
+
+// explainOptions are the flags of `kubectl pressure explain`.
+type explainOptions struct {
+	snapshot string
+	output   string
+}
+
+func newExplainCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	var o explainOptions
+	cmd := &cobra.Command{
+		Use:   "explain (NODE | --snapshot DIR)",
+		Short: "Explain when the kubelet evicts on a node, and in which order",
+		Long: `Explain shows, for a live node or a snapshot directory, the node allocatable math, the usage at which
+every eviction threshold fires, every signal now (available, threshold, margin, stats age), the node's
+conditions, and what the kubelet would do if the pressure persisted: thresholds met, node conditions, the
+resource reclaimed, and the predicted eviction order with the key that placed each pod and the kubelet's
+exact eviction message.`,
+		Example: `  kubectl pressure explain node-1
+  kubectl pressure explain --snapshot ./node-1-snapshot -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, flags, streams, args)
+		},
+	}
+	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain a snapshot directory (from `kubectl pressure snapshot`) instead of a live node")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	return cmd
+}
+
+func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
+	args []string) error {
+	if o.output != "text" && o.output != "json" && o.output != "yaml" {
+		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+	}
+	snap, source, now, err := o.load(cmd, flags, args)
+	if err != nil {
+		return err
+	}
+	in, err := ExplainInput(snap, source, now)
+	if err != nil {
+		return err
+	}
+	return render(streams, explain.Build(in), o.output)
+}
+
+// load reads the snapshot directory or fetches the live node.
+func (o explainOptions) load(cmd *cobra.Command, flags *genericclioptions.ConfigFlags,
+	args []string) (*Snapshot, string, time.Time, error) {
+	if o.snapshot != "" {
+		snap, err := LoadSnapshotDir(os.DirFS(o.snapshot), o.snapshot)
+		if err != nil {
+			return nil, "", time.Time{}, err
+		}
+		if len(args) == 1 && args[0] != snap.Node.Name {
+			return nil, "", time.Time{}, fmt.Errorf("node %q given, but snapshot %s is of node %q", args[0], o.snapshot, snap.Node.Name)
+		}
+		return snap, "snapshot " + o.snapshot, time.Time{}, nil
+	}
+	if len(args) != 1 {
+		return nil, "", time.Time{}, errors.New("give a NODE to explain live, or --snapshot DIR")
+	}
+	cs, err := clientset(flags)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	snap, err := FetchSnapshot(cmd.Context(), cs, args[0])
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	return snap, "live", time.Now(), nil
+}
+
+func clientset(flags *genericclioptions.ConfigFlags) (kubernetes.Interface, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// render writes the report in the chosen format; yaml is the json converted, so both hold the same content.
+func render(streams genericiooptions.IOStreams, r explain.Report, output string) error {
+	if output == "text" {
+		return explain.Text(streams.Out, r)
+	}
+	var buf bytes.Buffer
+	if err := explain.JSON(&buf, r); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if output == "yaml" {
+		y, err := yaml.JSONToYAML(out)
+		if err != nil {
+			return err
+		}
+		out = y
+	}
+	_, err := streams.Out.Write(out)
+	return err
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/explain"
+	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// ExplainInput converts a snapshot into the explain package's input. now is the reference time of
+// stats ages (zero: the newest stats in the snapshot). A configuration the kubelet would reject is
+// an error naming the file and setting; pods without stats and similar problems are warnings.
+func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, error) {
+	cfg, err := threshold.ParseConfig(s.KubeletConfig.ThresholdInput())
+	if err != nil {
+		return explain.Input{}, &FileError{File: s.Origin[FileKubeletConfig], Err: err}
+	}
+	node := s.Node.Name
+	in := explain.Input{Node: node, Source: source, Now: now, Config: cfg,
+		Capacity: capacity(s.Node.Status.Capacity), Snapshot: kubeconv.Snapshot(&s.Summary)}
+	if got := s.Summary.Node.NodeName; got != node {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: node.nodeName is %q, but %s is node %q",
+			s.Origin[FileSummary], got, s.Origin[FileNode], node))
+	}
+	for i := range s.Pods.Items {
+		pod := &s.Pods.Items[i]
+		if !active(pod, node) {
+			continue
+		}
+		c := kubeconv.Candidate(pod, in.Snapshot.Pods)
+		in.Warnings = append(in.Warnings, statsWarnings(s, c)...)
+		in.Candidates = append(in.Candidates, c)
+	}
+	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+	for _, c := range s.Node.Status.Conditions {
+		in.NodeConditions = append(in.NodeConditions, explain.NodeCondition{Type: string(c.Type), Status: string(c.Status),
+			Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.UTC()})
+	}
+	return in, nil
+}
+
+func candidateKey(c rank.Candidate) string { return c.Namespace + "/" + c.Name + "/" + c.UID }
+
+// active reports whether the kubelet counts pod among the node's active pods: bound to the node
+// and not in a terminal phase.
+func active(pod *corev1.Pod, node string) bool {
+	if pod.Spec.NodeName != node {
+		return false
+	}
+	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// statsWarnings flags a pod without stats, or without a memory working set.
+func statsWarnings(s *Snapshot, c rank.Candidate) []string {
+	name := c.Namespace + "/" + c.Name
+	switch {
+	case c.Stats == nil:
+		return []string{fmt.Sprintf("%s: pods: no stats for pod %s (uid %s): the kubelet ranks it before every pod "+
+			"with stats (stats-based keys)", s.Origin[FileSummary], name, c.UID)}
+	case c.Stats.MemoryWorkingSet == nil:
+		return []string{fmt.Sprintf("%s: pods[uid=%s].memory.workingSetBytes: missing for pod %s: the kubelet "+
+			"counts its memory usage as 0", s.Origin[FileSummary], c.UID, name)}
+	}
+	return nil
+}
+
+// capacity converts the node's status.capacity into the allocatable math's units: cpu in
+// millicores, memory, ephemeral-storage and hugepages-* in bytes.
+func capacity(rl corev1.ResourceList) map[string]int64 {
+	out := map[string]int64{}
+	for name, q := range rl {
+		switch n := string(name); {
+		case n == threshold.ResourceCPU:
+			out[n] = q.MilliValue()
+		case n == threshold.ResourceMemory, n == threshold.ResourceEphemeralStorage,
+			strings.HasPrefix(n, corev1.ResourceHugePagesPrefix):
+			out[n] = q.Value()
+		}
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kube-pressure/pressure/internal/version"
+)
+
+// Run executes kubectl-pressure with args (without the program name) on the given streams.
+func Run(ctx context.Context, streams genericiooptions.IOStreams, args []string) error {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// NewRootCommand builds the command tree of kubectl-pressure.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	root := &cobra.Command{
+		Use:   "kubectl-pressure",
+		Short: "Explain and predict node-pressure eviction",
+		Long: `kubectl pressure shows why the kubelet evicts pods under node pressure: the node allocatable math,
+the usage at which each eviction threshold fires, the margin now, and the predicted eviction order with the
+reason for each place. It works on a live node or on a snapshot saved with "kubectl pressure snapshot".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version.Get("kubectl-pressure").String(),
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetVersionTemplate("{{.Version}}\n")
+	flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(newVersionCommand(streams))
+	root.AddCommand(newExplainCommand(flags, streams))
+	root.AddCommand(newSnapshotCommand(flags, streams))
+	return root
+}
+
+func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := version.Get("kubectl-pressure")
+			switch output {
+			case "":
+				_, err := fmt.Fprintln(streams.Out, info.String())
+				return err
+			case "json":
+				enc := json.NewEncoder(streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			default:
+				return fmt.Errorf("--output %q: must be empty or json", output)
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for text, or json")
+	return cmd
+}

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/kube-pressure/pressure/internal/kubeconv"
+)
+
+// The files of a snapshot directory, in the formats the cluster serves.
+const (
+	FileNode          = "node.json"           // v1.Node
+	FilePods          = "pods.json"           // v1.PodList of the pods bound to the node
+	FileSummary       = "summary.json"        // the kubelet Summary API (stats/v1alpha1)
+	FileKubeletConfig = "kubelet-config.json" // /configz output, or a bare KubeletConfiguration
+)
+
+// snapshotFiles lists the files in the order they are read and reported.
+var snapshotFiles = []string{FileNode, FilePods, FileSummary, FileKubeletConfig}
+
+// Snapshot is what a decision needs about one node, decoded.
+type Snapshot struct {
+	Node          corev1.Node
+	Pods          corev1.PodList
+	Summary       statsv1alpha1.Summary
+	KubeletConfig kubeconv.KubeletConfig
+	// Raw holds each file's bytes as read or fetched, by file name.
+	Raw map[string][]byte
+	// Origin names where each file came from (a path or an endpoint), for errors and warnings.
+	Origin map[string]string
+}
+
+// LoadSnapshotDir reads a snapshot directory. Every error names the file (and field when known).
+func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
+	raw, origin := map[string][]byte{}, map[string]string{}
+	var errs []error
+	for _, name := range snapshotFiles {
+		origin[name] = filepath.Join(dir, name)
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, &FileError{File: origin[name], Err: err})
+			continue
+		}
+		raw[name] = data
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("snapshot %s: %w", dir, errors.Join(errs...))
+	}
+	return ParseSnapshot(raw, origin)
+}
+
+// ParseSnapshot decodes the four files of a snapshot. origin names each file in errors (the file
+// name itself when absent). Every file is checked; all problems are returned, joined.
+func ParseSnapshot(raw map[string][]byte, origin map[string]string) (*Snapshot, error) {
+	s := &Snapshot{Raw: raw, Origin: map[string]string{}}
+	for _, name := range snapshotFiles {
+		s.Origin[name] = name
+		if o, ok := origin[name]; ok {
+			s.Origin[name] = o
+		}
+	}
+	errs := []error{
+		s.parseNode(raw[FileNode]),
+		s.parsePods(raw[FilePods]),
+		s.parseSummary(raw[FileSummary]),
+		s.parseKubeletConfig(raw[FileKubeletConfig]),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Snapshot) parseNode(data []byte) error {
+	f := s.Origin[FileNode]
+	if err := decodeJSON(f, data, &s.Node); err != nil {
+		return err
+	}
+	if err := checkKind(f, s.Node.TypeMeta, "Node"); err != nil {
+		return err
+	}
+	if s.Node.Name == "" {
+		return &FileError{File: f, Field: "metadata.name", Err: errors.New("missing: a v1.Node has a name")}
+	}
+	return nil
+}
+
+func (s *Snapshot) parsePods(data []byte) error {
+	f := s.Origin[FilePods]
+	if err := decodeJSON(f, data, &s.Pods); err != nil {
+		return err
+	}
+	return checkKind(f, s.Pods.TypeMeta, "PodList")
+}
+
+func (s *Snapshot) parseSummary(data []byte) error {
+	f := s.Origin[FileSummary]
+	if err := decodeJSON(f, data, &s.Summary); err != nil {
+		return err
+	}
+	if s.Summary.Node.NodeName == "" {
+		return &FileError{File: f, Field: "node.nodeName", Err: errors.New("missing: not a kubelet Summary (stats/summary)")}
+	}
+	return nil
+}
+
+func (s *Snapshot) parseKubeletConfig(data []byte) error {
+	f := s.Origin[FileKubeletConfig]
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &FileError{File: f, Err: errors.New("empty file, want a KubeletConfiguration or the /configz output")}
+	}
+	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(data), f)
+	if err != nil {
+		// LoadKubeletConfig already names the file; add the field when a value is malformed.
+		fe := &FileError{File: f, Err: err, Field: locateBadValue(data)}
+		if fe.Field == "" {
+			return err
+		}
+		return fe
+	}
+	s.KubeletConfig = kc
+	return nil
+}
+
+// checkKind accepts an empty kind/apiVersion (hand-written files) or exactly v1 and want.
+func checkKind(file string, tm metav1.TypeMeta, want string) error {
+	if tm.Kind != "" && tm.Kind != want {
+		return &FileError{File: file, Field: "kind", Err: fmt.Errorf("%q, want %q", tm.Kind, want)}
+	}
+	if tm.APIVersion != "" && tm.APIVersion != "v1" {
+		return &FileError{File: file, Field: "apiVersion", Err: fmt.Errorf("%q, want \"v1\"", tm.APIVersion)}
+	}
+	return nil
+}
+
+// WriteDir writes the snapshot's raw files into dir (created if needed).
+func (s *Snapshot) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range snapshotFiles {
+		data := s.Raw[name]
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			data = append(append([]byte{}, data...), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FetchSnapshot gets a node's snapshot from the apiserver: the Node, the pods bound to it, and the
+// kubelet's Summary and /configz through the apiserver's node proxy. Errors name the endpoint.
+func FetchSnapshot(ctx context.Context, cs kubernetes.Interface, node string) (*Snapshot, error) {
+	raw, origin := map[string][]byte{}, map[string]string{}
+	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", node, err)
+	}
+	n.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
+	origin[FileNode] = "GET /api/v1/nodes/" + node
+	if raw[FileNode], err = json.MarshalIndent(n, "", "  "); err != nil {
+		return nil, fmt.Errorf("encode node %s: %w", node, err)
+	}
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return nil, fmt.Errorf("list pods on node %s: %w", node, err)
+	}
+	pods.TypeMeta = metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}
+	origin[FilePods] = "GET /api/v1/pods?fieldSelector=spec.nodeName=" + node
+	if raw[FilePods], err = json.MarshalIndent(pods, "", "  "); err != nil {
+		return nil, fmt.Errorf("encode pods of node %s: %w", node, err)
+	}
+	for _, ep := range []struct{ name, path string }{{FileSummary, "stats/summary"}, {FileKubeletConfig, "configz"}} {
+		name, abs := ep.name, "/api/v1/nodes/"+node+"/proxy/"+ep.path
+		origin[name] = "GET " + abs
+		if raw[name], err = cs.CoreV1().RESTClient().Get().AbsPath(abs).DoRaw(ctx); err != nil {
+			return nil, fmt.Errorf("%s (the kubelet, through the apiserver's node proxy): %w", origin[name], err)
+		}
+	}
+	return ParseSnapshot(raw, origin)
+}

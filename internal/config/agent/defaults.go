@@ -1,0 +1,122 @@
+package agent
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Defaults (docs/agent-config.md lists them with their units).
+const (
+	DefaultPolicy                 = PolicyPressure
+	DefaultSyncPeriod             = 10 * time.Second
+	DefaultPollInterval           = 100 * time.Millisecond
+	DefaultPDBFallbackWait        = 5 * time.Second
+	DefaultAllowDelete            = true
+	DefaultAllowCgroupKill        = false
+	DefaultMaxEvictionsPerMinute  = 10
+	DefaultLoopBreakerEnabled     = true
+	DefaultTaintKey               = "pressure.kube-pressure.io/evicting"
+	DefaultLoopWindow             = 10 * time.Minute
+	DefaultLoopCooldown           = 5 * time.Minute
+	DefaultMetricsBindAddress     = ":8080"
+	DefaultHealthProbeBindAddress = ":8081"
+	DefaultCgroupRoot             = "/sys/fs/cgroup"
+	DefaultProcRoot               = "/proc"
+	DefaultKubeletRootDir         = "/var/lib/kubelet"
+)
+
+// DefaultHeadroom is the headroom above the kubelet's hard thresholds with policy "pressure".
+// Memory: 256Mi above the kubelet's threshold (100Mi by default, so we act below 356Mi available),
+// which at the 256 MiB/s a fast allocator reaches here leaves about a second for a graceful eviction
+// before the kubelet's own hard eviction, and is small next to the gigabytes of a node. Disk, inodes and
+// PIDs: 5% of capacity (the kubelet's nodefs.available<10% becomes 15%), since filling a disk takes
+// minutes and a percentage scales with the filesystem.
+func DefaultHeadroom() map[string]string {
+	return map[string]string{
+		"memory.available":            "256Mi",
+		"allocatableMemory.available": "256Mi",
+		"nodefs.available":            "5%",
+		"nodefs.inodesFree":           "5%",
+		"imagefs.available":           "5%",
+		"imagefs.inodesFree":          "5%",
+		"containerfs.available":       "5%",
+		"containerfs.inodesFree":      "5%",
+		"pid.available":               "5%",
+	}
+}
+
+func str(s string) *string { return &s }
+func boolean(b bool) *bool { return &b }
+func i32(i int32) *int32   { return &i }
+func dur(d time.Duration) *metav1.Duration {
+	return &metav1.Duration{Duration: d}
+}
+
+// SetDefaults fills every unset field. Headroom entries are merged over DefaultHeadroom with policy
+// "pressure" and left alone with policy "kubelet" (where Validate rejects any).
+func SetDefaults(c *AgentConfiguration) {
+	setString(&c.NodeName, "")
+	setString(&c.Kubeconfig, "")
+	setString(&c.KubeletConfigFile, "")
+	setString(&c.Policy, string(DefaultPolicy))
+	if Policy(*c.Policy) == PolicyPressure {
+		h := DefaultHeadroom()
+		for k, v := range c.Headroom {
+			h[k] = v
+		}
+		c.Headroom = h
+	}
+	setDuration(&c.SyncPeriod, DefaultSyncPeriod)
+	if c.Notifiers == nil {
+		c.Notifiers = &Notifiers{}
+	}
+	setBool(&c.Notifiers.Memcg, true)
+	setBool(&c.Notifiers.PSI, true)
+	setDuration(&c.Notifiers.PollInterval, DefaultPollInterval)
+	if c.Eviction == nil {
+		c.Eviction = &Eviction{}
+	}
+	setDuration(&c.Eviction.PDBFallbackWait, DefaultPDBFallbackWait)
+	setBool(&c.Eviction.AllowDelete, DefaultAllowDelete)
+	setBool(&c.Eviction.AllowCgroupKill, DefaultAllowCgroupKill)
+	if c.MaxEvictionsPerMinute == nil {
+		c.MaxEvictionsPerMinute = i32(DefaultMaxEvictionsPerMinute)
+	}
+	setLoopBreaker(c)
+	setBool(&c.DryRun, false)
+	setString(&c.MetricsBindAddress, DefaultMetricsBindAddress)
+	setString(&c.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
+	setString(&c.CgroupRoot, DefaultCgroupRoot)
+	setString(&c.ProcRoot, DefaultProcRoot)
+	setString(&c.KubeletRootDir, DefaultKubeletRootDir)
+	setString(&c.ImageFsDir, "")
+}
+
+func setLoopBreaker(c *AgentConfiguration) {
+	if c.LoopBreaker == nil {
+		c.LoopBreaker = &LoopBreaker{}
+	}
+	setBool(&c.LoopBreaker.Enabled, DefaultLoopBreakerEnabled)
+	setString(&c.LoopBreaker.TaintKey, DefaultTaintKey)
+	setDuration(&c.LoopBreaker.Window, DefaultLoopWindow)
+	setDuration(&c.LoopBreaker.Cooldown, DefaultLoopCooldown)
+}
+
+func setString(p **string, v string) {
+	if *p == nil {
+		*p = str(v)
+	}
+}
+
+func setBool(p **bool, v bool) {
+	if *p == nil {
+		*p = boolean(v)
+	}
+}
+
+func setDuration(p **metav1.Duration, v time.Duration) {
+	if *p == nil {
+		*p = dur(v)
+	}
+}

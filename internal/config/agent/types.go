@@ -1,0 +1,92 @@
+package agent
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIVersion and Kind identify the configuration file.
+const (
+	APIVersion = "pressure.kube-pressure.io/v1alpha1"
+	Kind       = "AgentConfiguration"
+)
+
+// AgentConfiguration is the v1alpha1 file format. Every optional field is a pointer (or a map/slice):
+// nil means "not set, use the default".
+type AgentConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// NodeName is the node this agent runs on (required; usually spec.nodeName through the downward API).
+	NodeName *string `json:"nodeName,omitempty"`
+	// Kubeconfig is the path of a kubeconfig file; empty means in-cluster configuration.
+	Kubeconfig *string `json:"kubeconfig,omitempty"`
+	// KubeletConfigFile is the kubelet's KubeletConfiguration file on the host; empty means fetch the
+	// running configuration from the kubelet's /configz through the API server's node proxy.
+	KubeletConfigFile *string `json:"kubeletConfigFile,omitempty"`
+	// Policy is "pressure" (our thresholds: the kubelet's hard thresholds plus Headroom, event-driven)
+	// or "kubelet" (reproduce the kubelet's eviction manager exactly, thresholds included).
+	Policy *string `json:"policy,omitempty"`
+	// Headroom, per eviction signal, is how far above the kubelet's hard threshold our own threshold
+	// sits: a quantity ("256Mi", "1000" inodes/pids) or a percentage of capacity ("5%"). Entries are
+	// merged over the defaults; "0" puts our threshold at the kubelet's. Only with policy "pressure".
+	Headroom map[string]string `json:"headroom,omitempty"`
+	// SyncPeriod is how often the agent evaluates when no notifier fires.
+	SyncPeriod *metav1.Duration `json:"syncPeriod,omitempty"`
+	// Notifiers configures the kernel wake-ups that trigger an evaluation between sync periods.
+	Notifiers *Notifiers `json:"notifiers,omitempty"`
+	// Eviction configures the escalation ladder.
+	Eviction *Eviction `json:"eviction,omitempty"`
+	// MaxEvictionsPerMinute bounds the evictions the agent requests in any sliding minute.
+	MaxEvictionsPerMinute *int32 `json:"maxEvictionsPerMinute,omitempty"`
+	// LoopBreaker configures the eviction-loop ledger and its node taint.
+	LoopBreaker *LoopBreaker `json:"loopBreaker,omitempty"`
+	// DryRun writes "would evict" events and metrics and never evicts, deletes, kills or taints.
+	DryRun *bool `json:"dryRun,omitempty"`
+	// MetricsBindAddress serves /metrics; "0" disables it.
+	MetricsBindAddress *string `json:"metricsBindAddress,omitempty"`
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables it.
+	HealthProbeBindAddress *string `json:"healthProbeBindAddress,omitempty"`
+	// CgroupRoot is where the cgroup hierarchies are mounted (as seen by the agent).
+	CgroupRoot *string `json:"cgroupRoot,omitempty"`
+	// ProcRoot is where the host's /proc is mounted (as seen by the agent).
+	ProcRoot *string `json:"procRoot,omitempty"`
+	// KubeletRootDir is the kubelet's root directory (nodefs is the filesystem holding it).
+	KubeletRootDir *string `json:"kubeletRootDir,omitempty"`
+	// ImageFsDir is a directory on the container runtime's image filesystem; empty means the runtime's
+	// filesystem is the same as nodefs.
+	ImageFsDir *string `json:"imageFsDir,omitempty"`
+}
+
+// Notifiers selects the kernel notifications that wake the agent up.
+type Notifiers struct {
+	// Memcg enables cgroup v1 memory.usage_in_bytes threshold notifications (eventfd) and cgroup v2
+	// memory.events inotify watches.
+	Memcg *bool `json:"memcg,omitempty"`
+	// PSI enables pressure-stall-information triggers on /proc/pressure/memory.
+	PSI *bool `json:"psi,omitempty"`
+	// PollInterval is the interval of the fallback poll of the memory signals between sync periods.
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+}
+
+// Eviction configures the escalation ladder.
+type Eviction struct {
+	// PDBFallbackWait is the wait, under hard pressure, between a PodDisruptionBudget refusal and the
+	// fallback DELETE.
+	PDBFallbackWait *metav1.Duration `json:"pdbFallbackWait,omitempty"`
+	// AllowDelete lets hard evictions refused by a PodDisruptionBudget fall back to a pod DELETE.
+	AllowDelete *bool `json:"allowDelete,omitempty"`
+	// AllowCgroupKill lets hard evictions SIGKILL the pod's processes on the node when the API server
+	// cannot be reached.
+	AllowCgroupKill *bool `json:"allowCgroupKill,omitempty"`
+}
+
+// LoopBreaker configures the eviction-loop ledger and taint.
+type LoopBreaker struct {
+	// Enabled turns loop detection and the taint on.
+	Enabled *bool `json:"enabled,omitempty"`
+	// TaintKey is the key of the NoSchedule taint put on the node while a loop is being broken.
+	TaintKey *string `json:"taintKey,omitempty"`
+	// Window: a replacement of a pod evicted at most Window ago that lands on the node is a loop.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// Cooldown is how long the taint stays after the last loop.
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
+}

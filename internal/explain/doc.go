@@ -1,0 +1,27 @@
+// Package explain turns what is known about one node (its capacity, the kubelet's eviction
+// configuration, a signal.Snapshot, the active pods as rank.Candidates and the node's reported
+// conditions) into a Report that answers three operator questions, and renders it:
+//
+//   - allocatable math: capacity − kube-reserved − system-reserved − hard eviction threshold =
+//     allocatable, per resource, and for every threshold the usage at which it fires, in the
+//     resource's unit and as a percentage of capacity;
+//   - every signal now: available, resolved threshold, margin, met or not, stats age;
+//   - what the kubelet (v1.36) would do if the pressure persisted: thresholds met, node
+//     conditions, the resource reclaimed and the full predicted eviction order, each pod with the
+//     ranking key that put it before the next, critical pods marked as never evicted, and the
+//     kubelet's exact eviction message and kill grace period.
+//
+// Build computes the Report with the decision core (decision.PredictOrder, with soft thresholds
+// treated as past their grace period and node-level reclaim assumed to free nothing), so the
+// prediction is the kubelet's own decision, not a re-implementation. Text renders aligned, sectioned
+// human output; JSON renders the same Report for tools (YAML is produced from the JSON by the CLI).
+// Quantities are human-readable in Text (Gi/Mi with one decimal where needed) and exact in JSON
+// (bytes, counts and millicores as integer strings).
+//
+// Report.Pressure is reserved for the differences between pressure's own agent policy and the
+// kubelet; it stays nil until that policy exists, and Text prints nothing for it.
+//
+// The package is pure: it imports only the standard library, the core packages and
+// k8s.io/apimachinery's resource.Quantity; it performs no I/O beyond the io.Writer it is given and
+// never reads a clock (Input.Now is an argument). Map iteration order never reaches the output.
+package explain

@@ -1,0 +1,222 @@
+package janitor_test
+
+// Level-1 tests: the janitor against a real kube-apiserver, etcd, kube-controller-manager and
+// kube-scheduler (test/cluster). Evicted pods are made the way the kubelet makes them: bound to a
+// Node object, then their status set to Failed/Evicted with a DisruptionTarget condition.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+)
+
+
+func TestJanitorOnControlPlane(t *testing.T) {
+	cp := clustertest.ControlPlane(t)
+	client, err := cp.Client()
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	f := newFixtures(t, client, "fake-node-1")
+
+	t.Run("policy: TTL from the condition, keep-N per owner, selectors, preserve, non-terminal pods", func(t *testing.T) {
+		testPolicy(t, cp.RESTConfig(), client, f)
+	})
+	t.Run("precondition: a pod whose resourceVersion changed is not deleted", func(t *testing.T) {
+		testStaleResourceVersion(t, client, f)
+	})
+	t.Run("leader election: only the leader deletes and a cancelled leader hands over", func(t *testing.T) {
+		testLeaderElection(t, cp.RESTConfig(), client, f)
+	})
+}
+
+func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fixtures) {
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Second)
+	clk := testingclock.NewFakeClock(now)
+	for _, ns := range []string{"pol-a", "pol-excluded", "pol-other"} {
+		f.namespace(ns)
+	}
+	deploy, rs := f.deployment("pol-a", "web")
+	const ttl = 10 * time.Minute
+	// Owner web: three evicted long ago; keep-1 keeps the newest.
+	f.evicted("pol-a", "web-1", now.Add(-3*time.Hour), ownedByRS(rs))
+	f.evicted("pol-a", "web-2", now.Add(-2*time.Hour), ownedByRS(rs))
+	f.evicted("pol-a", "web-3", now.Add(-1*time.Hour), ownedByRS(rs))
+	// Bare pods: TTL from the condition (started an hour before it), not from the start.
+	f.evicted("pol-a", "bare-old", now.Add(-ttl))
+	f.evicted("pol-a", "bare-fresh", now.Add(-time.Minute))
+	f.evicted("pol-a", "bare-preserved", now.Add(-time.Hour), annotated(janitor.AnnotationPreserve, "true"))
+	f.evicted("pol-a", "bare-unselected", now.Add(-time.Hour), labelled("janitor", "skip"))
+	f.evicted("pol-excluded", "bare-excluded", now.Add(-time.Hour))
+	f.evicted("pol-other", "bare-not-included", now.Add(-time.Hour))
+	f.running("pol-a", "running")
+	f.pod("pol-a", "pending")
+
+	cfg := testConfig(ttl, "pol-a", "pol-excluded")
+	cfg.ExcludeNamespaces = []string{"pol-excluded"}
+	cfg.LabelSelector = "janitor notin (skip)"
+	reg := prometheus.NewRegistry()
+	startJanitor(t, cfg, janitor.Options{RESTConfig: rc, Clock: clk, Registry: reg, Logger: testLogger(t, "policy"), Identity: "policy"})
+
+	gone := []string{"web-1", "web-2", "bare-old"}
+	kept := []string{"web-3", "bare-fresh", "bare-preserved", "bare-unselected", "running", "pending"}
+	waitForPods(t, client, "pol-a", gone, kept)
+	// The last pass's verdicts on the pods that stay (running and pending pods are not even cached).
+	eventually(t, 30*time.Second, "skip and pending gauges", func() error {
+		want := map[string]float64{"kept_newest_per_owner": 1, "preserve_annotation": 1, "label_selector": 1, "namespace": 2}
+		for reason, n := range want {
+			if got := metricValue(t, reg, "pressure_janitor_pods_skipped", "reason", reason); got != n {
+				return fmt.Errorf("skipped{reason=%q} = %v; want %v", reason, got, n)
+			}
+		}
+		if got := metricValue(t, reg, "pressure_janitor_pods_pending", "namespace", "pol-a"); got != 1 {
+			return fmt.Errorf("pending{namespace=pol-a} = %v; want 1", got)
+		}
+		return nil
+	})
+	waitForPods(t, client, "pol-a", gone, kept)
+	waitForPods(t, client, "pol-excluded", nil, []string{"bare-excluded"})
+	waitForPods(t, client, "pol-other", nil, []string{"bare-not-included"})
+
+	// Evidence: on the Deployment (resolved through the ReplicaSet), as kubectl describe finds it.
+	evs, err := client.CoreV1().Events("pol-a").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		"involvedObject.kind": "Deployment", "involvedObject.name": deploy.Name, "involvedObject.uid": string(deploy.UID),
+	}.String()})
+	if err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	var described []string
+	for _, ev := range evs.Items {
+		described = append(described, ev.Reason+": "+ev.Message[:len("Deleted pod web-1")])
+		if ev.Annotations[janitor.AnnotationEvidence] == "" {
+			t.Errorf("event %s has no %s annotation", ev.Name, janitor.AnnotationEvidence)
+		}
+	}
+	slices.Sort(described)
+	want := []string{"EvictedPodDeleted: Deleted pod web-1", "EvictedPodDeleted: Deleted pod web-2"}
+	if !slices.Equal(described, want) {
+		t.Errorf("events on deployment %s = %q; want %q", deploy.Name, described, want)
+	}
+
+	// The fresh pod is deleted when the clock reaches its TTL, with no pod change to trigger a pass.
+	clk.Step(ttl - time.Minute - time.Second)
+	time.Sleep(time.Second) // a wrongly early timer would fire now
+	waitForPods(t, client, "pol-a", nil, []string{"bare-fresh"})
+	clk.Step(time.Second)
+	waitForPods(t, client, "pol-a", []string{"bare-fresh"}, nil)
+	if got := metricSum(t, reg, "pressure_janitor_pods_deleted_total"); got != 4 {
+		t.Errorf("pressure_janitor_pods_deleted_total = %v; want 4", got)
+	}
+}
+
+func testStaleResourceVersion(t *testing.T, client kubernetes.Interface, f *fixtures) {
+	ctx := context.Background()
+	f.namespace("stale")
+	p := f.pod("stale", "p")
+	selected := janitor.PodRef{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID), ResourceVersion: p.ResourceVersion}
+	evicted, err := setStatus(ctx, client, p, v1.PodFailed, time.Now())
+	if err != nil {
+		t.Fatalf("evict: %v", err)
+	}
+	deleted, err := janitor.DeletePod(ctx, client, selected, false)
+	if !errors.Is(err, janitor.ErrChanged) || deleted {
+		t.Fatalf("DeletePod(stale resourceVersion %s) = %v, %v; want false, ErrChanged", selected.ResourceVersion, deleted, err)
+	}
+	if _, err := client.CoreV1().Pods("stale").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+		t.Fatalf("pod gone after a refused delete: %v", err)
+	}
+	wrongUID := janitor.PodRef{Namespace: "stale", Name: "p", UID: "00000000-0000-0000-0000-000000000000", ResourceVersion: evicted.ResourceVersion}
+	if deleted, err := janitor.DeletePod(ctx, client, wrongUID, false); !errors.Is(err, janitor.ErrChanged) || deleted {
+		t.Errorf("DeletePod(wrong UID) = %v, %v; want false, ErrChanged", deleted, err)
+	}
+	current := janitor.PodRef{Namespace: "stale", Name: "p", UID: string(evicted.UID), ResourceVersion: evicted.ResourceVersion}
+	if deleted, err := janitor.DeletePod(ctx, client, current, true); err != nil || !deleted {
+		t.Errorf("DeletePod(current, dry-run) = %v, %v; want true, nil", deleted, err)
+	}
+	if _, err := client.CoreV1().Pods("stale").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+		t.Fatalf("pod gone after a dry-run delete: %v", err)
+	}
+	if deleted, err := janitor.DeletePod(ctx, client, current, false); err != nil || !deleted {
+		t.Errorf("DeletePod(current) = %v, %v; want true, nil", deleted, err)
+	}
+	if deleted, err := janitor.DeletePod(ctx, client, current, false); err != nil || deleted {
+		t.Errorf("DeletePod(already deleted) = %v, %v; want false, nil", deleted, err)
+	}
+}
+
+// waitForPods waits until every name in gone is absent and every name in kept present.
+func waitForPods(t *testing.T, client kubernetes.Interface, ns string, gone, kept []string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "pods of "+ns, func() error {
+		names, err := podNames(context.Background(), client, ns)
+		if err != nil {
+			return err
+		}
+		for _, n := range gone {
+			if names[n] {
+				return fmt.Errorf("pod %s still exists", n)
+			}
+		}
+		for _, n := range kept {
+			if !names[n] {
+				return fmt.Errorf("pod %s was deleted", n)
+			}
+		}
+		return nil
+	})
+}
+
+// metricSum sums every series of a metric family in reg.
+func metricSum(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+// metricValue returns the series of a metric family in reg with label=value (0 if absent).
+func metricValue(t *testing.T, reg prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,122 @@
+package janitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	config "github.com/kube-pressure/pressure/internal/config/janitor"
+)
+
+// Options are the dependencies Run would otherwise build itself; tests inject them.
+type Options struct {
+	RESTConfig *rest.Config         // nil: from cfg.Kubeconfig (or in-cluster)
+	Clock      clock.WithTicker     // nil: the real clock
+	Registry   *prometheus.Registry // nil: a new registry with the Go and process collectors
+	Logger     *slog.Logger         // nil: JSON on stderr
+	Identity   string               // leader election identity; "": hostname and a random suffix
+	// OnController, if set, is called with each Controller this replica starts (one per term as
+	// leader); tests use it to wait for readiness.
+	OnController func(*Controller)
+}
+
+// Run runs the janitor until ctx is done: servers, leader election (if enabled) and the
+// controller. It returns nil after a graceful shutdown, or an error (also when the lease is lost).
+func Run(ctx context.Context, cfg config.Config) error {
+	return RunWithOptions(ctx, cfg, Options{})
+}
+
+// RunWithOptions is Run with injected dependencies.
+func RunWithOptions(ctx context.Context, cfg config.Config, opts Options) error {
+	opts, err := opts.withDefaults(cfg)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(opts.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("janitor: client: %w", err)
+	}
+	metrics, err := NewMetrics(opts.Registry)
+	if err != nil {
+		return err
+	}
+	policy, err := PolicyFrom(cfg)
+	if err != nil {
+		return err
+	}
+	r := &runner{cfg: cfg, opts: opts, client: client, metrics: metrics, policy: policy}
+	return r.run(ctx)
+}
+
+// PolicyFrom builds the selection Policy of a configuration.
+func PolicyFrom(cfg config.Config) (Policy, error) {
+	sel, err := labels.Parse(cfg.LabelSelector)
+	if err != nil {
+		return Policy{}, fmt.Errorf("janitor: label selector %q: %w", cfg.LabelSelector, err)
+	}
+	return Policy{
+		TTL: cfg.TTL, KeepPerOwner: cfg.KeepPerOwner, Reasons: cfg.Reasons, DeleteSucceeded: cfg.DeleteSucceeded,
+		Namespaces: cfg.Namespaces, ExcludeNamespaces: cfg.ExcludeNamespaces, Selector: sel,
+	}, nil
+}
+
+func (o Options) withDefaults(cfg config.Config) (Options, error) {
+	if o.RESTConfig == nil {
+		rc, err := restConfig(cfg.Kubeconfig)
+		if err != nil {
+			return o, err
+		}
+		o.RESTConfig = rc
+	}
+	o.RESTConfig = rest.CopyConfig(o.RESTConfig)
+	// Two calls (evidence, delete) per deletion, plus owner lookups and lease renewals.
+	o.RESTConfig.QPS = float32(max(4*cfg.DeletionsPerSec, 20))
+	o.RESTConfig.Burst = max(4*cfg.Burst, 40)
+	o.RESTConfig.UserAgent = Component
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if o.Identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return o, fmt.Errorf("janitor: leader election identity: %w", err)
+		}
+		o.Identity = host + "_" + randomSuffix()
+	}
+	return o, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("janitor: no --kubeconfig and not in a cluster: %w", err)
+		}
+		return rc, nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("janitor: kubeconfig %s: %w", kubeconfig, err)
+	}
+	return rc, nil
+}
+
+// ErrLeaseLost is returned by Run when this replica stops being the leader without being asked to.
+var ErrLeaseLost = errors.New("janitor: leader lease lost")

@@ -1,0 +1,121 @@
+package kubeconv
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// configzKey is the key under which the kubelet's /configz endpoint wraps its configuration.
+const configzKey = "kubeletconfig"
+
+// KubeletConfig is a loaded KubeletConfiguration and where it came from.
+type KubeletConfig struct {
+	Config *kubeletconfigv1beta1.KubeletConfiguration
+	// Effective is true for /configz output: the kubelet already applied its defaults and merged
+	// evictionHard, and fields left empty were serialized away (omitempty). An absent evictionHard
+	// then means "no hard thresholds" and a "0s" transition period means 0.
+	Effective bool
+}
+
+// LoadKubeletConfig reads a KubeletConfiguration in JSON or YAML from r. name (a file name or
+// URL) is used in errors only. Both a bare KubeletConfiguration and the /configz wrapper
+// {"kubeletconfig": {...}} are accepted. Unknown fields are ignored, as the kubelet's lenient
+// decoder does; a wrong apiVersion or kind is an error.
+func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return KubeletConfig{}, fmt.Errorf("read kubelet config %s: %w", name, err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return KubeletConfig{}, fmt.Errorf("kubelet config %s: not JSON or YAML: %w", name, err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(js, &top); err != nil {
+		return KubeletConfig{}, fmt.Errorf("kubelet config %s: not an object: %w", name, err)
+	}
+	out := KubeletConfig{Config: &kubeletconfigv1beta1.KubeletConfiguration{}}
+	if inner, ok := top[configzKey]; ok && len(top) == 1 {
+		js, out.Effective = inner, true
+	}
+	if err := checkKind(js, name); err != nil {
+		return KubeletConfig{}, err
+	}
+	// Case-sensitive field names, like the kubelet's decoder.
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, out.Config); err != nil {
+		return KubeletConfig{}, fmt.Errorf("kubelet config %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func checkKind(js []byte, name string) error {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return fmt.Errorf("kubelet config %s: %w", name, err)
+	}
+	if tm.Kind != "" && tm.Kind != "KubeletConfiguration" {
+		return fmt.Errorf("kubelet config %s: kind %q is not KubeletConfiguration", name, tm.Kind)
+	}
+	if tm.APIVersion != "" && tm.APIVersion != kubeletconfigv1beta1.SchemeGroupVersion.String() {
+		return fmt.Errorf("kubelet config %s: apiVersion %q is not %s", name, tm.APIVersion,
+			kubeletconfigv1beta1.SchemeGroupVersion.String())
+	}
+	return nil
+}
+
+// ThresholdInput returns the eviction settings of the loaded configuration, with file or
+// /configz semantics according to k.Effective.
+func (k KubeletConfig) ThresholdInput() threshold.Input {
+	if k.Effective {
+		return EffectiveThresholdInput(k.Config)
+	}
+	return ThresholdInput(k.Config)
+}
+
+// ThresholdInput returns the eviction settings of a KubeletConfiguration as read from a kubelet
+// config file: a nil evictionHard gets the defaults, an evictionPressureTransitionPeriod of 0 is
+// unset (5m), a nil enforceNodeAllocatable is ["pods"]. The --experimental-allocatable-ignore-eviction
+// flag is not part of the file; set it on the result when needed.
+func ThresholdInput(kc *kubeletconfigv1beta1.KubeletConfiguration) threshold.Input {
+	in := threshold.Input{
+		EvictionHard:                 kc.EvictionHard,
+		EvictionHardSet:              kc.EvictionHard != nil,
+		MergeDefaultEvictionSettings: kc.MergeDefaultEvictionSettings != nil && *kc.MergeDefaultEvictionSettings,
+		EvictionSoft:                 kc.EvictionSoft,
+		EvictionSoftGracePeriod:      kc.EvictionSoftGracePeriod,
+		EvictionMinimumReclaim:       kc.EvictionMinimumReclaim,
+		EvictionMaxPodGracePeriod:    kc.EvictionMaxPodGracePeriod,
+		EnforceNodeAllocatable:       kc.EnforceNodeAllocatable,
+		EnforceNodeAllocatableSet:    kc.EnforceNodeAllocatable != nil,
+		KubeReserved:                 kc.KubeReserved,
+		SystemReserved:               kc.SystemReserved,
+		KernelMemcgNotification:      kc.KernelMemcgNotification,
+	}
+	if d := kc.EvictionPressureTransitionPeriod.Duration; d != 0 {
+		in.EvictionPressureTransitionPeriod = &d
+	}
+	return in
+}
+
+// EffectiveThresholdInput returns the eviction settings of a KubeletConfiguration served by
+// /configz, which is already defaulted and merged: every field is taken literally, absent meaning
+// empty.
+func EffectiveThresholdInput(kc *kubeletconfigv1beta1.KubeletConfiguration) threshold.Input {
+	in := ThresholdInput(kc)
+	in.EvictionHardSet = true
+	in.MergeDefaultEvictionSettings = false
+	in.EnforceNodeAllocatableSet = true
+	d := kc.EvictionPressureTransitionPeriod.Duration
+	in.EvictionPressureTransitionPeriod = &d
+	return in
+}

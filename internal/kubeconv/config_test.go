@@ -1,0 +1,159 @@
+package kubeconv
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+func loadFile(t *testing.T, path string) KubeletConfig {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kc, err := LoadKubeletConfig(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+func thresholdsOf(t *testing.T, in threshold.Input) []string {
+	t.Helper()
+	cfg, err := threshold.ParseConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, th := range cfg.Thresholds {
+		out = append(out, th.String())
+	}
+	return out
+}
+
+func TestLoadKubeletConfig(t *testing.T) {
+	tests := []struct {
+		name          string
+		path          string
+		wantEffective bool
+		wantTh        []string
+		wantPeriod    time.Duration
+	}{
+		{"configz wrapper is the effective config with min reclaim on hard and soft memory thresholds",
+			"testdata/configz.json", true,
+			[]string{"allocatableMemory.available<100Mi minReclaim=500Mi", "imagefs.available<15%", "imagefs.inodesFree<5%",
+				"memory.available<100Mi minReclaim=500Mi", "memory.available<1536Mi grace=1m30s minReclaim=500Mi",
+				"nodefs.available<10%", "nodefs.inodesFree<5%"},
+			5 * time.Minute},
+		{"configz without evictionHard means no hard thresholds and 0s transition period is 0",
+			"testdata/configz-empty-eviction.json", true, nil, 0},
+		{"config file with mergeDefaultEvictionSettings merges the defaults",
+			"testdata/kubelet-config.yaml", false,
+			[]string{"allocatableMemory.available<200Mi", "imagefs.available<15%", "imagefs.inodesFree<5%",
+				"memory.available<200Mi", "nodefs.available<10%", "nodefs.available<15% grace=2m0s", "nodefs.inodesFree<5%"},
+			5 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kc := loadFile(t, tc.path)
+			if kc.Effective != tc.wantEffective {
+				t.Errorf("Effective = %v, want %v", kc.Effective, tc.wantEffective)
+			}
+			in := kc.ThresholdInput()
+			if diff := cmp.Diff(thresholdsOf(t, in), tc.wantTh); diff != "" {
+				t.Errorf("thresholds (-got +want):\n%s", diff)
+			}
+			cfg, _ := threshold.ParseConfig(in)
+			if cfg.PressureTransitionPeriod != tc.wantPeriod {
+				t.Errorf("transition period = %v, want %v", cfg.PressureTransitionPeriod, tc.wantPeriod)
+			}
+		})
+	}
+}
+
+func TestThresholdInputFileSemantics(t *testing.T) {
+	tests := []struct {
+		name   string
+		doc    string
+		wantTh []string
+	}{
+		{"file without evictionHard gets the five Linux defaults", `kind: KubeletConfiguration`,
+			[]string{"allocatableMemory.available<100Mi", "imagefs.available<15%", "imagefs.inodesFree<5%",
+				"memory.available<100Mi", "nodefs.available<10%", "nodefs.inodesFree<5%"}},
+		{"evictionHard: {} in a file is present and empty: no hard thresholds", "evictionHard: {}\n", nil},
+		{"enforceNodeAllocatable: [] disables the allocatable copy",
+			"evictionHard: {memory.available: 300Mi}\nenforceNodeAllocatable: []\n", []string{"memory.available<300Mi"}},
+		{"bare JSON works too", `{"evictionHard":{"pid.available":"1000"}}`, []string{"pid.available<1k"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kc, err := LoadKubeletConfig(strings.NewReader(tc.doc), "inline")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kc.Effective {
+				t.Errorf("a bare configuration is not /configz output")
+			}
+			if diff := cmp.Diff(thresholdsOf(t, kc.ThresholdInput()), tc.wantTh); diff != "" {
+				t.Errorf("thresholds (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadKubeletConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"wrong field type names file and field", `evictionMaxPodGracePeriod: "sixty"`,
+			`kubelet config node.yaml: json: cannot unmarshal string into Go struct field KubeletConfiguration.evictionMaxPodGracePeriod of type int32`},
+		{"wrong kind", "kind: Pod\n", `kubelet config node.yaml: kind "Pod" is not KubeletConfiguration`},
+		{"wrong apiVersion", "apiVersion: v1\n", `kubelet config node.yaml: apiVersion "v1" is not kubelet.config.k8s.io/v1beta1`},
+		{"not an object", "- a\n", `kubelet config node.yaml: not an object`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadKubeletConfig(strings.NewReader(tc.doc), "node.yaml")
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("err = %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzLoadKubeletConfig(f *testing.F) {
+	for _, p := range []string{"testdata/configz.json", "testdata/kubelet-config.yaml", "testdata/configz-empty-eviction.json"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("evictionHard: {}\n")
+	f.Add(`{"kubeletconfig": null}`)
+	f.Add(`{"evictionHard":{"memory.available":"0%"},"evictionSoft":{"x":"1"}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		kc, err := LoadKubeletConfig(strings.NewReader(doc), "fuzz")
+		if err != nil {
+			return
+		}
+		if kc.Config == nil {
+			t.Fatal("nil config without error")
+		}
+		cfg, err := threshold.ParseConfig(kc.ThresholdInput())
+		if err == nil {
+			for _, th := range cfg.Thresholds {
+				if !th.Signal.Valid() {
+					t.Fatalf("invalid signal in %v", th)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,160 @@
+package kubeconv
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+)
+
+// Pod annotations the kubelet reads to classify static and mirror pods.
+const (
+	configSourceAnnotation = "kubernetes.io/config.source"
+	configMirrorAnnotation = "kubernetes.io/config.mirror"
+	apiserverSource        = "api"
+	memoryPressureTaint    = "node.kubernetes.io/memory-pressure"
+)
+
+// Candidate converts a pod and its stats (keyed by pod UID, as in signal.Snapshot.Pods) into a
+// rank.Candidate, with the kubelet's semantics for requests (GetResourceRequestQuantity with the
+// PodLevelResources gate on, its default since v1.34), QoS (GetPodQOS), criticality
+// (IsCriticalPod) and the pod's ephemeral-storage limit (PodLimits).
+func Candidate(pod *corev1.Pod, stats map[string]signal.PodStats) rank.Candidate {
+	c := rank.Candidate{
+		UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name,
+		QOSClass:                      qosClass(pod),
+		MemoryRequest:                 requestValue(pod, corev1.ResourceMemory),
+		EphemeralStorageRequest:       requestValue(pod, corev1.ResourceEphemeralStorage),
+		EphemeralStorageLimit:         ephemeralStorageLimit(pod),
+		TerminationGracePeriodSeconds: copyInt64(pod.Spec.TerminationGracePeriodSeconds),
+		Containers:                    containers(pod),
+		Volumes:                       volumes(pod),
+		ToleratesMemoryPressure:       toleratesMemoryPressure(pod),
+		PodLevelResources:             podLevelResourcesSet(pod),
+	}
+	if pod.Spec.Priority != nil {
+		c.Priority = *pod.Spec.Priority
+	}
+	c.Critical, c.CriticalReason = critical(pod)
+	if c.PodLevelResources {
+		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
+			a := rank.NewAmount(q)
+			c.PodLevelMemoryRequest = &a
+		}
+	}
+	for _, ref := range pod.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			c.OwnerKind, c.OwnerName = ref.Kind, ref.Name
+			break
+		}
+	}
+	if ps, ok := stats[string(pod.UID)]; ok {
+		c.Stats = &ps
+	}
+	return c
+}
+
+// critical mirrors kubelet IsCriticalPod: static (config.source annotation present and not
+// "api"), mirror (config.mirror annotation present), or priority >= 2000000000.
+func critical(pod *corev1.Pod) (bool, string) {
+	if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != apiserverSource {
+		return true, fmt.Sprintf("static pod (%s=%q)", configSourceAnnotation, src)
+	}
+	if _, ok := pod.Annotations[configMirrorAnnotation]; ok {
+		return true, "mirror pod"
+	}
+	if p := pod.Spec.Priority; p != nil && *p >= rank.SystemCriticalPriority {
+		return true, fmt.Sprintf("priority %d >= %d", *p, rank.SystemCriticalPriority)
+	}
+	return false, ""
+}
+
+// toleratesMemoryPressure mirrors Toleration.ToleratesTaint for the value-less
+// node.kubernetes.io/memory-pressure:NoSchedule taint (Lt/Gt never match an empty value).
+func toleratesMemoryPressure(pod *corev1.Pod) bool {
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect != "" && t.Effect != corev1.TaintEffectNoSchedule {
+			continue
+		}
+		if t.Key != "" && t.Key != memoryPressureTaint {
+			continue
+		}
+		switch t.Operator {
+		case "", corev1.TolerationOpEqual:
+			if t.Value == "" {
+				return true
+			}
+		case corev1.TolerationOpExists:
+			return true
+		}
+	}
+	return false
+}
+
+func containers(pod *corev1.Pod) []rank.Container {
+	var out []rank.Container
+	add := func(c *corev1.Container, kind rank.ContainerKind) {
+		rc := rank.Container{Name: c.Name, Kind: kind,
+			MemoryRequest:           amount(c.Resources.Requests, corev1.ResourceMemory),
+			EphemeralStorageRequest: amount(c.Resources.Requests, corev1.ResourceEphemeralStorage)}
+		if q, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
+			a := rank.NewAmount(q)
+			rc.EphemeralStorageLimit = &a
+		}
+		out = append(out, rc)
+	}
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i], rank.ContainerRegular)
+	}
+	for i := range pod.Spec.InitContainers {
+		kind := rank.ContainerInit
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			kind = rank.ContainerSidecar
+		}
+		add(&pod.Spec.InitContainers[i], kind)
+	}
+	return out
+}
+
+// amount returns the request of name, or the zero Amount (printed "0") when absent.
+func amount(rl corev1.ResourceList, name corev1.ResourceName) rank.Amount {
+	q, ok := rl[name]
+	if !ok {
+		return rank.Amount{}
+	}
+	return rank.NewAmount(q)
+}
+
+func volumes(pod *corev1.Pod) []rank.Volume {
+	var out []rank.Volume
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		rv := rank.Volume{Name: v.Name, Kind: rank.VolumeOther}
+		switch {
+		case v.EmptyDir != nil:
+			rv.Kind, rv.Medium = rank.VolumeEmptyDir, string(v.EmptyDir.Medium)
+			if v.EmptyDir.SizeLimit != nil {
+				a := rank.NewAmount(*v.EmptyDir.SizeLimit)
+				rv.SizeLimit = &a
+			}
+		case v.HostPath != nil:
+			rv.Kind = rank.VolumeHostPath
+		case v.GitRepo != nil: //nolint:staticcheck // deprecated but still counted by the kubelet
+			rv.Kind = rank.VolumeGitRepo
+		case v.ConfigMap != nil:
+			rv.Kind = rank.VolumeConfigMap
+		}
+		out = append(out, rv)
+	}
+	return out
+}
+
+func copyInt64(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

@@ -1,0 +1,45 @@
+package notify_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
+)
+
+func TestMain(m *testing.M) {
+	cgrouptest.RunHogIfRequested()
+	os.Exit(m.Run())
+}
+
+const mib = 1 << 20
+
+// waitSignal reports whether ch received within d; d == 0 only looks at what is pending.
+func waitSignal(ch <-chan struct{}, d time.Duration) bool {
+	if d == 0 {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// drain empties ch.
+func drain(ch <-chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package notify
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// DefaultPollInterval is the fast-poll fallback's default period.
+const DefaultPollInterval = 100 * time.Millisecond
+
+// Poller reads a value (the available amount of a signal) every Interval and signals when it crosses
+// Threshold in either direction (below, or back to at least Threshold) or moves by more than Delta
+// since the last signal. It is the fallback where no kernel notification is available.
+type Poller struct {
+	// Read returns the current available amount; an error skips this tick.
+	Read func() (int64, error)
+	// Interval between reads; 0 means DefaultPollInterval.
+	Interval time.Duration
+	// Threshold: a change of (value < Threshold) between two reads signals.
+	Threshold int64
+	// Delta: when > 0, a change of more than Delta since the last signal also signals.
+	Delta int64
+	// Clock provides the ticker; nil means the real clock.
+	Clock clock.WithTicker
+	// OnError, if set, receives read errors (the shell logs and counts them).
+	OnError func(error)
+}
+
+// pollState is what the poller remembers between reads.
+type pollState struct {
+	seen      bool
+	below     bool
+	lastFired int64
+}
+
+// step folds one reading into the state and reports whether to signal. The first reading signals only
+// when it is already below the threshold.
+func (p *Poller) step(s *pollState, v int64) bool {
+	below := v < p.Threshold
+	fire := false
+	switch {
+	case !s.seen:
+		fire = below
+	case below != s.below:
+		fire = true
+	case p.Delta > 0 && absDiff(v, s.lastFired) > p.Delta:
+		fire = true
+	}
+	if fire || !s.seen {
+		s.lastFired = v
+	}
+	s.seen, s.below = true, below
+	return fire
+}
+
+func absDiff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// Run reads once immediately, then every Interval, until ctx is cancelled (returns nil).
+func (p *Poller) Run(ctx context.Context, ch chan<- struct{}) error {
+	c := p.Clock
+	if c == nil {
+		c = clock.RealClock{}
+	}
+	iv := p.Interval
+	if iv <= 0 {
+		iv = DefaultPollInterval
+	}
+	t := c.NewTicker(iv)
+	defer t.Stop()
+	var s pollState
+	for {
+		if v, err := p.Read(); err != nil {
+			if p.OnError != nil {
+				p.OnError(err)
+			}
+		} else if p.step(&s, v) {
+			signal(ch)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package cgroupfs
+
+// Memory controller files. cgroup v1: https://docs.kernel.org/admin-guide/cgroup-v1/memory.html
+// (memory.usage_in_bytes, memory.limit_in_bytes, memory.stat "total_inactive_file 1613541376").
+// cgroup v2: https://docs.kernel.org/admin-guide/cgroup-v2.html (memory.current, memory.max "max" or
+// bytes, memory.stat "inactive_file 2011136", memory.events "high 0").
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/kube-pressure/pressure/internal/source/parse"
+)
+
+// Unlimited is the kubelet's cut-off: a limit above 2^62 bytes counts as no limit (cAdvisor).
+const Unlimited = uint64(1) << 62
+
+// Memory is the memory usage of one cgroup as the kubelet sees it.
+type Memory struct {
+	// Usage is memory.usage_in_bytes (v1), memory.current (v2) or anon+file of memory.stat (v2 root).
+	Usage uint64
+	// InactiveFile is total_inactive_file (v1) or inactive_file (v2) of memory.stat.
+	InactiveFile uint64
+	// Limit is memory.limit_in_bytes (v1) or memory.max (v2); nil when unlimited (> 2^62) or, for a
+	// root cgroup, when there is no limit file.
+	Limit *uint64
+}
+
+// WorkingSet is usage − inactive_file, floored at 0 (cAdvisor setMemoryStats).
+func (m Memory) WorkingSet() uint64 {
+	if m.InactiveFile > m.Usage {
+		return 0
+	}
+	return m.Usage - m.InactiveFile
+}
+
+// ParseMemoryStat parses memory.stat (v1 or v2) into a map; it is parse.KeyValues under its own name.
+func ParseMemoryStat(r io.Reader, path string) (map[string]uint64, error) {
+	return parse.KeyValues(r, path)
+}
+
+// statKey returns stat[key] or a parse.Error wrapping parse.ErrMissing.
+func statKey(stat map[string]uint64, path, key string) (uint64, error) {
+	v, ok := stat[key]
+	if !ok {
+		return 0, &parse.Error{Path: path, Value: key, Err: parse.ErrMissing}
+	}
+	return v, nil
+}
+
+// readFile opens path and parses it.
+func readFile[T any](path string, p func(io.Reader, string) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("cgroupfs: %w", err)
+	}
+	defer f.Close()
+	return p(f, path)
+}
+
+// limitOrNil turns a limit above Unlimited into nil.
+func limitOrNil(v uint64) *uint64 {
+	if v > Unlimited {
+		return nil
+	}
+	return &v
+}
+
+// readMemoryV1 reads a v1 memory cgroup directory.
+func readMemoryV1(dir string) (Memory, error) {
+	var m Memory
+	var err error
+	if m.Usage, err = readFile(filepath.Join(dir, "memory.usage_in_bytes"), parse.SingleUint); err != nil {
+		return Memory{}, err
+	}
+	lim, err := readFile(filepath.Join(dir, "memory.limit_in_bytes"), parse.SingleUint)
+	if err != nil {
+		return Memory{}, err
+	}
+	m.Limit = limitOrNil(lim)
+	statPath := filepath.Join(dir, "memory.stat")
+	stat, err := readFile(statPath, ParseMemoryStat)
+	if err != nil {
+		return Memory{}, err
+	}
+	if m.InactiveFile, err = statKey(stat, statPath, "total_inactive_file"); err != nil {
+		return Memory{}, err
+	}
+	return m, nil
+}
+
+// readMemoryV2 reads a non-root v2 memory cgroup directory.
+func readMemoryV2(dir string) (Memory, error) {
+	var m Memory
+	var err error
+	if m.Usage, err = readFile(filepath.Join(dir, "memory.current"), parse.SingleUint); err != nil {
+		return Memory{}, err
+	}
+	lim, err := readFile(filepath.Join(dir, "memory.max"), parse.SingleUintOrMax)
+	if err != nil {
+		return Memory{}, err
+	}
+	m.Limit = limitOrNil(lim)
+	statPath := filepath.Join(dir, "memory.stat")
+	stat, err := readFile(statPath, ParseMemoryStat)
+	if err != nil {
+		return Memory{}, err
+	}
+	if m.InactiveFile, err = statKey(stat, statPath, "inactive_file"); err != nil {
+		return Memory{}, err
+	}
+	return m, nil
+}
+
+// readRootV2 reads the v2 root, which has no memory.current: usage = anon + file of memory.stat.
+func readRootV2(dir string) (Memory, error) {
+	statPath := filepath.Join(dir, "memory.stat")
+	stat, err := readFile(statPath, ParseMemoryStat)
+	if err != nil {
+		return Memory{}, err
+	}
+	var m Memory
+	var anon, file uint64
+	if anon, err = statKey(stat, statPath, "anon"); err != nil {
+		return Memory{}, err
+	}
+	if file, err = statKey(stat, statPath, "file"); err != nil {
+		return Memory{}, err
+	}
+	if m.InactiveFile, err = statKey(stat, statPath, "inactive_file"); err != nil {
+		return Memory{}, err
+	}
+	m.Usage = anon + file
+	return m, nil
+}
+
+// ReadMemory reads the memory cgroup rel (relative to l.Memory; "" or "/" is the root).
+func (l Layout) ReadMemory(rel string) (Memory, error) {
+	dir := filepath.Join(l.Memory, rel)
+	switch {
+	case l.Version == V1:
+		return readMemoryV1(dir)
+	case rel == "" || rel == "/" || rel == ".":
+		return readRootV2(dir)
+	default:
+		return readMemoryV2(dir)
+	}
+}

@@ -1,0 +1,90 @@
+package cgroupfs_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
+	"github.com/kube-pressure/pressure/internal/source/procfs"
+)
+
+// TestRealV1PodWorkingSet builds a real kubepods/burstable/pod<uid> tree in the host's cgroup v1 memory
+// controller, runs a process in it that touches 64 MiB, and checks the observations against it.
+func TestRealV1PodWorkingSet(t *testing.T) {
+	if why := cgrouptest.Available(); why != "" {
+		t.Skipf("real cgroup v1 test cannot run: %s", why)
+	}
+	const uid = "0a0b0c0d-1111-2222-3333-444455556666"
+	const limit = 512 * mib
+	const alloc = 64 * mib
+	top := filepath.Join(cgrouptest.V1Memory, cgrouptest.RandomName("pressure-test"))
+	podDir := filepath.Join(top, "kubepods", "burstable", "pod"+uid)
+	if err := cgrouptest.Mkdir(filepath.Join(top, "kubepods"), limit); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cgrouptest.Remove(top); err != nil {
+			t.Errorf("remove %s: %v", top, err)
+		}
+	})
+	if err := cgrouptest.Mkdir(podDir, 0); err != nil {
+		t.Fatal(err)
+	}
+	hog, err := cgrouptest.StartHog(podDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hog.Close() })
+	if err := hog.Alloc(alloc); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := cgroupfs.Detector{}.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Driver, l.PodsCgroup = cgroupfs.DriverCgroupfs, filepath.Join(filepath.Base(top), "kubepods")
+	r := &cgroupfs.Reader{Layout: l}
+	now := time.Now()
+
+	pods, err := r.Pods(now)
+	if err != nil {
+		t.Fatalf("Pods: %v", err)
+	}
+	p, ok := pods[uid]
+	if !ok {
+		t.Fatalf("Pods() = %v, want an entry for %s", pods, uid)
+	}
+	ws := int64(*p.MemoryWorkingSet)
+	// The hog touched 64 MiB after joining the cgroup; its Go runtime adds a little after the move.
+	if ws < alloc || ws > alloc+16*mib {
+		t.Errorf("pod working set = %d MiB, want within [64, 80] MiB", ws/mib)
+	}
+	if *p.ProcessCount != 1 {
+		t.Errorf("pod process count = %d, want 1 (the hog)", *p.ProcessCount)
+	}
+
+	a, err := r.AllocatableMemory(now)
+	if err != nil {
+		t.Fatalf("AllocatableMemory: %v", err)
+	}
+	if a.Capacity != limit || a.Available > limit-alloc || a.Available < limit-alloc-16*mib {
+		t.Errorf("allocatableMemory = %v, want capacity 512 MiB and available ≈ 448 MiB", a)
+	}
+
+	total, err := procfs.NewReader("").MemTotal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := r.NodeMemory(now, total)
+	if err != nil {
+		t.Fatalf("NodeMemory: %v", err)
+	}
+	if n.Capacity != int64(total) || n.Available <= 0 || n.Available >= int64(total)-alloc {
+		t.Errorf("memory.available = %v, want capacity MemTotal and 0 < available < MemTotal − 64 MiB", n)
+	}
+	t.Logf("pod ws=%d MiB procs=%d; allocatable=%d MiB of %d MiB; node available=%d MiB of %d MiB",
+		ws/mib, *p.ProcessCount, a.Available/mib, a.Capacity/mib, n.Available/mib, n.Capacity/mib)
+}

@@ -1,0 +1,107 @@
+// Package clustertest gives tests a real control plane (package cluster) tied to the test's
+// lifetime.
+//
+// Binaries: when the pinned binaries are not built, tests skip with the command that builds
+// them, unless CI=true (or PRESSURE_BUILD=1), where hack/build-k8s.sh is run and a failure
+// fails the test: CI never skips silently.
+package clustertest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+)
+
+// InCI reports whether CI=true: environment problems then fail tests instead of skipping them.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// SkipOrFail skips the test with reason, or fails it under CI=true.
+func SkipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("CI=true, so not skipping: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// Binaries finds the pinned Kubernetes binaries (see package doc for when it builds them).
+func Binaries(t testing.TB) cluster.Binaries {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	repo, err := cluster.RepoRoot(wd)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	bins, err := cluster.FindBinaries(repo)
+	if err == nil {
+		return bins
+	}
+	if !errors.Is(err, cluster.ErrNotBuilt) {
+		t.Fatalf("find kubernetes binaries: %v", err)
+	}
+	if !InCI() && os.Getenv("PRESSURE_BUILD") != "1" {
+		t.Skipf("skipping: %v; build them with `hack/build-k8s.sh` (about 5 minutes cold) "+
+			"or set PRESSURE_BUILD=1 to build from the test", err)
+	}
+	t.Logf("%v; running hack/build-k8s.sh", err)
+	bins, err = cluster.BuildBinaries(repo, os.Stderr)
+	if err != nil {
+		t.Fatalf("build kubernetes binaries: %v", err)
+	}
+	return bins
+}
+
+// Option changes the ControlPlaneOptions that ControlPlane uses.
+type Option func(*cluster.ControlPlaneOptions)
+
+// WithTerminatedPodGCThreshold sets kube-controller-manager's --terminated-pod-gc-threshold.
+func WithTerminatedPodGCThreshold(n int32) Option {
+	return func(o *cluster.ControlPlaneOptions) { o.TerminatedPodGCThreshold = &n }
+}
+
+// WithOptions lets the caller edit the options directly.
+func WithOptions(f func(*cluster.ControlPlaneOptions)) Option { return f }
+
+// ControlPlane starts a control plane for t and stops it in t.Cleanup. The state directory
+// (logs, kubeconfigs) is removed after a passing test and kept, with its path logged, after a
+// failing one.
+func ControlPlane(t testing.TB, opts ...Option) *cluster.ControlPlane {
+	t.Helper()
+	o := cluster.ControlPlaneOptions{Binaries: Binaries(t)}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.Dir == "" {
+		dir, err := os.MkdirTemp("", "pressure-cluster-")
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		o.Dir = dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cp, err := cluster.StartControlPlane(ctx, o)
+	if err != nil {
+		t.Fatalf("start control plane (state in %s): %v", o.Dir, err)
+	}
+	t.Logf("control plane ready in %s: KUBECONFIG=%s", time.Since(start).Round(time.Millisecond), cp.Kubeconfig())
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("%v", err)
+		}
+		if t.Failed() {
+			t.Logf("control plane state and logs kept in %s", cp.Dir())
+			return
+		}
+		_ = os.RemoveAll(cp.Dir())
+	})
+	return cp
+}

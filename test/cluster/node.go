@@ -1,0 +1,257 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+// NodeOptions configure StartNode. Zero values mean the harness default.
+type NodeOptions struct {
+	// Name is the node name (default "pressure-node").
+	Name string
+	// Dir holds containerd's root and state, the kubelet root dir, CNI config and logs.
+	// Default <control plane dir>/node. Keep it short: containerd's socket lives there.
+	Dir string
+	// KubeletConfig is merged onto the harness defaults (see DefaultKubeletConfig): every field
+	// it sets (non-empty in JSON) wins; nested objects merge key by key.
+	KubeletConfig *kubeletv1beta1.KubeletConfiguration
+	// Images are imported into containerd's k8s.io namespace. Nil: images.BuildAll into
+	// <CacheDir>/images. It must include PauseImage.
+	Images []images.Image
+	// PauseImage is containerd's sandbox_image (default images.PauseName).
+	PauseImage string
+	// Subnet is the pod network, a /24 (default 10.213.77.0/24); the bridge takes the first
+	// address, which is also the node IP the kubelet serves on.
+	Subnet string
+	// Bridge is the bridge device name (default "pressure0").
+	Bridge string
+	// LockPath is the machine-wide lock serializing nodes (default NodeLockPath).
+	LockPath string
+	// StartTimeout bounds the wait for containerd and for the node to become Ready (default 2m).
+	StartTimeout time.Duration
+}
+
+// NodeLockPath is the default machine-wide node lock.
+const NodeLockPath = "/run/pressure-node.lock"
+
+// lastNodeFile records the cleanup data of the node started last, so the next StartNode or
+// `hack/cluster.sh down` can clean up after a crash.
+const lastNodeFile = "/run/pressure-node.json"
+
+// Node is a running containerd and kubelet registered with a ControlPlane.
+type Node struct {
+	cp         *ControlPlane
+	name       string
+	ip         net.IP
+	lock       *os.File
+	clean      NodeCleanup
+	configPath string
+	containerd *Process
+	kubelet    *Process
+}
+
+// StartNode waits for the machine-wide node lock, cleans up leftovers of a crashed node,
+// installs missing node packages (hack/install-node-deps.sh), starts containerd, imports the
+// images, creates the bridge and CNI config, starts the kubelet and waits for the node to be
+// Ready. On error everything it created is removed again.
+func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node, err error) {
+	if err := opts.defaults(cp); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	n := &Node{cp: cp, name: opts.Name}
+	if n.lock, err = acquireLock(ctx, opts.LockPath); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = n.Stop()
+		}
+	}()
+	if err := cleanLastNode(); err != nil {
+		return nil, fmt.Errorf("start node: clean up the previous node: %w", err)
+	}
+	if err := installNodeDeps(ctx); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if opts.Images == nil {
+		if opts.Images, err = images.BuildAll(ctx, filepath.Join(CacheDir(), "images")); err != nil {
+			return nil, fmt.Errorf("start node: build images: %w", err)
+		}
+	}
+	_, subnet, err := net.ParseCIDR(opts.Subnet)
+	if err != nil {
+		return nil, fmt.Errorf("start node: subnet %q: %w", opts.Subnet, err)
+	}
+	n.ip = gatewayIP(subnet)
+	n.clean = NodeCleanup{
+		Dir:                opts.Dir,
+		KubeletRootDir:     filepath.Join(opts.Dir, "kubelet"),
+		ContainerdStateDir: filepath.Join(opts.Dir, "containerd", "state"),
+		PodLogsDir:         filepath.Join(opts.Dir, "pod-logs"),
+		Bridge:             opts.Bridge,
+		CNINetwork:         cniNetworkName,
+		PodsCgroup:         podsCgroupName,
+	}
+	if err := writeLastNode(n.clean); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	timeout := opts.StartTimeout
+	if n.containerd, err = startContainerd(ctx, opts, n.lock, timeout); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if err := importImages(ctx, containerdSocket(opts.Dir), opts.Images, filepath.Join(opts.Dir, "ctr-import.log")); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if err := setupNetwork(opts, subnet, n.ip); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if n.configPath, err = writeKubeletFiles(cp, opts, n.ip); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if n.kubelet, err = startKubelet(ctx, cp, opts, n.ip, n.configPath, n.lock, timeout); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	return n, nil
+}
+
+func (o *NodeOptions) defaults(cp *ControlPlane) error {
+	if o.Name == "" {
+		o.Name = "pressure-node"
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(cp.Dir(), "node")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	o.Dir = dir
+	if len(containerdSocket(o.Dir)) > 100 {
+		return fmt.Errorf("node dir %s too long for a unix socket path", o.Dir)
+	}
+	if o.PauseImage == "" {
+		o.PauseImage = images.PauseName
+	}
+	if o.Subnet == "" {
+		o.Subnet = "10.213.77.0/24"
+	}
+	if o.Bridge == "" {
+		o.Bridge = "pressure0"
+	}
+	if o.LockPath == "" {
+		o.LockPath = NodeLockPath
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 2 * time.Minute
+	}
+	return os.MkdirAll(o.Dir, 0o755)
+}
+
+// Name is the node name.
+func (n *Node) Name() string { return n.name }
+
+// IP is the node's InternalIP: the bridge gateway address the kubelet serves on.
+func (n *Node) IP() net.IP { return n.ip }
+
+// KubeletConfigPath is the merged KubeletConfiguration file the kubelet runs with.
+func (n *Node) KubeletConfigPath() string { return n.configPath }
+
+// KubeletRootDir is the kubelet's --root-dir.
+func (n *Node) KubeletRootDir() string { return n.clean.KubeletRootDir }
+
+// ContainerdSocket is the path of containerd's gRPC socket (for ctr --address or crictl).
+func (n *Node) ContainerdSocket() string { return containerdSocket(n.clean.Dir) }
+
+// PodsCgroup is the kubelet's pods cgroup name relative to each hierarchy root ("kubepods").
+func (n *Node) PodsCgroup() string { return n.clean.PodsCgroup }
+
+// PodsMemoryCgroupDir is the pods cgroup in the cgroup v1 memory hierarchy,
+// /sys/fs/cgroup/memory/kubepods, whose limit is node allocatable memory.
+func (n *Node) PodsMemoryCgroupDir() string {
+	return filepath.Join("/sys/fs/cgroup/memory", n.clean.PodsCgroup)
+}
+
+// Cleanup is what Stop (or State.Down) removes.
+func (n *Node) Cleanup() NodeCleanup { return n.clean }
+
+// Processes lists containerd and kubelet, in start order.
+func (n *Node) Processes() []*Process {
+	var ps []*Process
+	for _, p := range []*Process{n.containerd, n.kubelet} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// Stop stops the kubelet and containerd (by PID), kills what runs in the pods cgroups and the
+// containerd shims, removes mounts, cgroups, the bridge and CNI state, deletes the Node object
+// and releases the lock. The node dir (logs) stays.
+func (n *Node) Stop() error {
+	var errs []error
+	if err := stopAll(n.kubelet, n.containerd); err != nil {
+		errs = append(errs, err)
+	}
+	if n.clean.Dir != "" {
+		if err := n.clean.Clean(); err != nil {
+			errs = append(errs, err)
+		}
+		_ = os.Remove(lastNodeFile)
+	}
+	if n.kubelet != nil && n.cp.apiserver.Alive() {
+		if err := n.deleteNodeObject(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.lock != nil {
+		_ = n.lock.Close()
+		n.lock = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop node %s: %w", n.name, err)
+	}
+	return nil
+}
+
+func (n *Node) deleteNodeObject() error {
+	client, err := n.cp.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = client.CoreV1().Nodes().Delete(ctx, n.name, deleteOpts)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("delete node object: %w", err)
+	}
+	return nil
+}
+
+// nodeReady reports the node's Ready condition.
+func nodeReady(node *corev1.Node) (bool, string) {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue, c.Reason + ": " + c.Message
+		}
+	}
+	return false, "no Ready condition yet"
+}
+
+// gatewayIP is the first address of subnet.
+func gatewayIP(subnet *net.IPNet) net.IP {
+	ip := make(net.IP, len(subnet.IP.To4()))
+	copy(ip, subnet.IP.To4())
+	ip[3]++
+	return ip
+}

@@ -1,0 +1,161 @@
+package cluster
+
+import (
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+func TestMergeKubeletConfig(t *testing.T) {
+	base := DefaultKubeletConfig("/n", net.IPv4(10, 213, 77, 1), "/n/ca.crt")
+	tests := []struct {
+		name     string
+		override *kubeletv1beta1.KubeletConfiguration
+		want     map[string]any // keys checked in the merged result
+	}{
+		{
+			name:     "no override keeps harness defaults",
+			override: nil,
+			want: map[string]any{"failCgroupV1": false, "cgroupDriver": "cgroupfs", "oomScoreAdj": float64(0),
+				"containerRuntimeEndpoint": "unix:///n/containerd.sock", "address": "10.213.77.1"},
+		},
+		{
+			name: "test eviction settings are added and empty runtime endpoint does not erase the default",
+			override: &kubeletv1beta1.KubeletConfiguration{
+				EvictionHard:            map[string]string{"memory.available": "200Mi"},
+				KubeReserved:            map[string]string{"memory": "22Gi"},
+				KernelMemcgNotification: true,
+			},
+			want: map[string]any{"evictionHard": map[string]any{"memory.available": "200Mi"},
+				"kubeReserved": map[string]any{"memory": "22Gi"}, "kernelMemcgNotification": true,
+				"containerRuntimeEndpoint": "unix:///n/containerd.sock", "cgroupsPerQOS": true,
+				"evictionPressureTransitionPeriod": "30s", "nodeStatusUpdateFrequency": "5s"},
+		},
+		{
+			name: "set scalar wins over the default and nested auth merges key by key",
+			override: &kubeletv1beta1.KubeletConfiguration{
+				EvictionPressureTransitionPeriod: metav1.Duration{Duration: 5 * time.Second},
+				CgroupsPerQOS:                    ptr.To(false),
+				Authentication:                   kubeletv1beta1.KubeletAuthentication{Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(true)}},
+			},
+			want: map[string]any{"evictionPressureTransitionPeriod": "5s", "cgroupsPerQOS": false,
+				"authentication": map[string]any{
+					"anonymous": map[string]any{"enabled": true},
+					"webhook":   map[string]any{"enabled": true, "cacheTTL": "0s"},
+					"x509":      map[string]any{"clientCAFile": "/n/ca.crt"},
+				}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := MergeKubeletConfig(base, tt.override)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := yaml.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.want {
+				if diff := cmp.Diff(got[k], want); diff != "" {
+					t.Errorf("key %s (-got +want):\n%s", k, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	tests := []struct {
+		name      string
+		stat      string
+		wantState string
+		wantStart uint64
+		wantOK    bool
+	}{
+		{"command with spaces and parens", "42 (a b) c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10", "S", 98765, true},
+		{"zombie", "7 (x) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", "Z", 5, true},
+		{"too short", "7 (x) S 1 2", "", 0, false},
+		{"no paren", "7 x S", "", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state, start, ok := parseProcStat([]byte(tt.stat))
+			if state != tt.wantState || start != tt.wantStart || ok != tt.wantOK {
+				t.Errorf("got (%q, %d, %v), want (%q, %d, %v)", state, start, ok, tt.wantState, tt.wantStart, tt.wantOK)
+			}
+		})
+	}
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	self, _ := os.ReadFile("/proc/self/stat")
+	f.Add(self)
+	f.Add([]byte("1 ((()) S 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		state, _, ok := parseProcStat(b)
+		if ok && strings.ContainsAny(state, " \t\n") {
+			t.Errorf("state %q contains whitespace", state)
+		}
+	})
+}
+
+func TestUnescapeMount(t *testing.T) {
+	if got, want := unescapeMount(`/tmp/a\040b/c\134d`), `/tmp/a b/c\d`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func FuzzUnescapeMount(f *testing.F) {
+	f.Add(`/a\040b`)
+	f.Add(`\\\0`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := unescapeMount(s); len(got) > len(s) {
+			t.Errorf("unescaped %q is longer: %q", s, got)
+		}
+	})
+}
+
+func TestProcessStopEndsTheProcessByPID(t *testing.T) {
+	dir := t.TempDir()
+	p, err := startProcess("sleeper", dir+"/sleeper.log", []string{"/bin/sh", "-c", "trap '' TERM; echo started; while :; do sleep 0.1; done"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Alive() || p.StartTime == 0 {
+		t.Fatalf("after start: alive %v start time %d, want alive with a start time", p.Alive(), p.StartTime)
+	}
+	// A copy without the *exec.Cmd, as read from a state file, sees the same process.
+	detached := &Process{Name: p.Name, PID: p.PID, StartTime: p.StartTime}
+	if !detached.Alive() {
+		t.Fatal("detached copy: not alive")
+	}
+	wrongStart := &Process{Name: p.Name, PID: p.PID, StartTime: p.StartTime + 1}
+	if wrongStart.Alive() {
+		t.Error("copy with another start time (a reused PID) counts as alive")
+	}
+	for deadline := time.Now().Add(5 * time.Second); logTail(dir+"/sleeper.log", 1) != "started"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("sleeper did not start: log %q", logTail(dir+"/sleeper.log", 5))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	begin := time.Now()
+	if err := p.Stop(500 * time.Millisecond); err != nil { // ignores SIGTERM: needs SIGKILL
+		t.Fatal(err)
+	}
+	if p.Alive() || detached.Alive() {
+		t.Error("alive after Stop")
+	}
+	if took := time.Since(begin); took < 500*time.Millisecond {
+		t.Errorf("Stop took %s, want at least the SIGTERM timeout", took)
+	}
+}

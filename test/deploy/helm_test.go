@@ -1,0 +1,155 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+)
+
+// Release name and namespace the tests render with: the resources are then named pressure-agent
+// and pressure-janitor.
+const (
+	releaseName = "pressure"
+	releaseNS   = "pressure-system"
+)
+
+var (
+	helmOnce sync.Once
+	helmPath string
+	helmErr  error
+)
+
+// repoRoot is the module root.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	root, err := cluster.RepoRoot(wd)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return root
+}
+
+func chartDir(t testing.TB) string { return filepath.Join(repoRoot(t), "deploy", "helm", "pressure") }
+
+// helm returns the pinned helm binary, installing it once with hack/install-helm.sh.
+func helm(t testing.TB) string {
+	t.Helper()
+	helmOnce.Do(func() {
+		cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "install-helm.sh"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			helmErr = errors.Join(err, errors.New(strings.TrimSpace(stderr.String())))
+			return
+		}
+		helmPath = strings.TrimSpace(string(out))
+	})
+	if helmErr != nil {
+		clustertest.SkipOrFail(t, "hack/install-helm.sh could not install helm (needs the Go module proxy): %v", helmErr)
+	}
+	return helmPath
+}
+
+// runHelm runs helm with args and returns stdout; a failure fails the test with stderr.
+func runHelm(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := tryHelm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func tryHelm(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helm(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A private helm home: no repositories or plugins of the machine leak in.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), errors.Join(err, errors.New(stdout.String()+stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// valuesFile is a values file of the chart: "" for the defaults, else a path relative to the chart.
+type valuesFile string
+
+const (
+	defaultValues valuesFile = ""
+	allValues     valuesFile = "ci/all-values.yaml"
+)
+
+// render runs helm template for the release and returns the manifest text.
+func render(t testing.TB, values valuesFile, set ...string) string {
+	t.Helper()
+	args := []string{"template", releaseName, chartDir(t), "--namespace", releaseNS}
+	if values != "" {
+		args = append(args, "-f", filepath.Join(chartDir(t), string(values)))
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return runHelm(t, args...)
+}
+
+// objects decodes a multi-document manifest.
+func objects(t testing.TB, manifest string) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("decode rendered manifest: %v", err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+}
+
+// find returns the object of kind and name, failing the test when it is absent.
+func find(t testing.TB, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("rendered manifest has no %s %q", kind, name)
+	return nil
+}
+
+// kindsOf lists "Kind/name" of every object, in manifest order.
+func kindsOf(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return out
+}

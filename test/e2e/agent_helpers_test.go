@@ -1,0 +1,257 @@
+package e2e
+
+// Helpers of the pressure-agent end-to-end tests (agent_test.go): the agent runs in the test process
+// (agent.RunWithOptions) against the package's real node: its cgroup v1 memory controller, /proc, the
+// kubelet's /configz, and the API server.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+// agentRun is one in-process agent.
+type agentRun struct {
+	cancel  context.CancelFunc
+	done    chan error
+	reg     *prometheus.Registry
+	metrics string
+	health  string
+	logPath string
+}
+
+// startAgent runs the agent on the package node with the defaults (thresholds from the kubelet's
+// /configz, every notifier) and mutate's changes. The agent's JSON log goes to a file whose tail is
+// printed when the test fails.
+func startAgent(t *testing.T, e *env, mutate func(*agent.Config)) *agentRun {
+	t.Helper()
+	cfg := agent.DefaultConfig(e.node.Name())
+	cfg.NodefsPath = e.node.KubeletRootDir()
+	cfg.MetricsAddr, cfg.HealthAddr = "127.0.0.1:0", "127.0.0.1:0"
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	r := &agentRun{done: make(chan error, 1), reg: prometheus.NewRegistry(), logPath: filepath.Join(t.TempDir(), "agent.log")}
+	f, err := os.Create(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	addrs := make(chan [2]string, 1)
+	go func() {
+		defer f.Close()
+		r.done <- agent.RunWithOptions(ctx, cfg, agent.Options{RESTConfig: e.cp.RESTConfig(), Registry: r.reg,
+			Logger: slog.New(slog.NewJSONHandler(f, nil)), OnListen: func(m, h string) { addrs <- [2]string{m, h} }})
+	}()
+	select {
+	case a := <-addrs:
+		r.metrics, r.health = a[0], a[1]
+	case err := <-r.done:
+		t.Fatalf("agent exited at start: %v", err)
+	}
+	t.Cleanup(func() {
+		r.stop(t)
+		if t.Failed() {
+			b, _ := os.ReadFile(r.logPath)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("agent log tail:\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
+	ctxw, cancelw := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelw()
+	poll(ctxw, t, "agent /readyz", func() (bool, string) {
+		code, body := httpGet("http://" + r.health + "/readyz")
+		return code == 200, body
+	})
+	return r
+}
+
+func (r *agentRun) stop(t *testing.T) {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("agent returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("agent did not stop within 30s")
+	}
+}
+
+// logLines returns the agent's log lines containing s.
+func (r *agentRun) logLines(s string) []string {
+	b, _ := os.ReadFile(r.logPath)
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// metricLines returns the /metrics lines starting with name.
+func (r *agentRun) metricLines(name string) string {
+	_, body := httpGet("http://" + r.metrics + "/metrics")
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, name) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// kernelOOMKills counts "Killed process" lines in the kernel log.
+func kernelOOMKills(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("dmesg").Output()
+	if err != nil {
+		t.Fatalf("dmesg: %v", err)
+	}
+	return strings.Count(string(out), "Killed process")
+}
+
+// stressPod is a pod running the stress image with args; mem, when set, is the memory request (and the
+// limit too when guaranteed).
+func stressPod(ns, name string, args []string, mem string, guaranteed bool) *corev1.Pod {
+	c := corev1.Container{Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever, Args: args}
+	if mem != "" {
+		req := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}
+		c.Resources.Requests = req
+		if guaranteed {
+			rl := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourceCPU: resource.MustParse("50m")}
+			c.Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl}
+		}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
+			TerminationGracePeriodSeconds: ptr.To[int64](2)},
+	}
+}
+
+func createPod(ctx context.Context, t *testing.T, e *env, p *corev1.Pod) {
+	t.Helper()
+	if _, err := e.client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitRunning(ctx context.Context, t *testing.T, e *env, ns string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		poll(ctx, t, "pod "+ns+"/"+n+" Running", func() (bool, string) {
+			p, err := e.client.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase)
+		})
+	}
+}
+
+// eventsIn lists the events of namespace ns with reason (any reason when "").
+func eventsIn(ctx context.Context, t *testing.T, e *env, ns, reason string) []corev1.Event {
+	t.Helper()
+	opts := metav1.ListOptions{}
+	if reason != "" {
+		opts.FieldSelector = fields.OneTermEqualSelector("reason", reason).String()
+	}
+	list, err := e.client.CoreV1().Events(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// oomWatch records every container of namespace ns seen terminated with reason OOMKilled.
+type oomWatch struct {
+	mu  sync.Mutex
+	oom []string
+}
+
+func watchOOM(ctx context.Context, t *testing.T, e *env, ns string) *oomWatch {
+	w := &oomWatch{}
+	go func() {
+		for ctx.Err() == nil {
+			list, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err == nil {
+				for _, p := range list.Items {
+					for _, cs := range p.Status.ContainerStatuses {
+						for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+							if st.Terminated != nil && st.Terminated.Reason == "OOMKilled" {
+								w.add(p.Name + "/" + cs.Name)
+							}
+						}
+					}
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func (w *oomWatch) add(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, x := range w.oom {
+		if x == s {
+			return
+		}
+	}
+	w.oom = append(w.oom, s)
+}
+
+func (w *oomWatch) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.oom...)
+}
+
+// waitGone waits until the namespace's pods are all gone (their memory released).
+func waitGone(ctx context.Context, t *testing.T, e *env, ns string) {
+	t.Helper()
+	poll(ctx, t, "pods of "+ns+" gone", func() (bool, string) {
+		list, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(list.Items) == 0, fmt.Sprintf("%d pods", len(list.Items))
+	})
+}

@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+)
+
+// env is the package's one cluster, set up by TestMain. skip is why the tests cannot run.
+type env struct {
+	cp     *cluster.ControlPlane
+	node   *cluster.Node
+	client kubernetes.Interface
+	// podsLimit is the pods cgroup memory limit the node was configured for.
+	podsLimit resource.Quantity
+	skip      string
+}
+
+var shared env
+
+// Eviction configuration of the package node: pods get podsLimit bytes in total
+// (kubeReserved = MemTotal - podsLimit) and the kubelet evicts when less than
+// evictionThreshold of it is left.
+const (
+	podsLimitBytes    = 2 << 30
+	evictionThreshold = "200Mi"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if reason := nodeEnvironmentProblem(); reason != "" {
+		shared.skip = reason
+		return m.Run()
+	}
+	bins, err := cluster.FindBinaries(mustRepo())
+	if errors.Is(err, cluster.ErrNotBuilt) && (clustertest.InCI() || os.Getenv("PRESSURE_BUILD") == "1") {
+		bins, err = cluster.BuildBinaries(mustRepo(), os.Stderr)
+	}
+	if err != nil {
+		shared.skip = fmt.Sprintf("%v; build them with `hack/build-k8s.sh`", err)
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "pressure-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := start(ctx, bins, dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: start cluster (logs in %s): %v\n", dir, err)
+		stop()
+		return 1
+	}
+	code := m.Run()
+	stop()
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: cluster logs kept in %s\n", dir)
+	}
+	return code
+}
+
+func start(ctx context.Context, bins cluster.Binaries, dir string) error {
+	t0 := time.Now()
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir})
+	if err != nil {
+		return err
+	}
+	shared.cp = cp
+	t1 := time.Now()
+	memTotal, err := memTotalBytes()
+	if err != nil {
+		return err
+	}
+	shared.podsLimit = *resource.NewQuantity(podsLimitBytes, resource.BinarySI)
+	kubeReserved := *resource.NewQuantity(memTotal-podsLimitBytes, resource.BinarySI)
+	cfg := &kubeletv1beta1.KubeletConfiguration{
+		KubeReserved:                     map[string]string{"memory": kubeReserved.String()},
+		EnforceNodeAllocatable:           []string{"pods"},
+		KernelMemcgNotification:          true,
+		EvictionHard:                     map[string]string{"memory.available": evictionThreshold, "allocatableMemory.available": evictionThreshold},
+		EvictionPressureTransitionPeriod: metav1.Duration{Duration: 20 * time.Second},
+	}
+	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{KubeletConfig: cfg})
+	if err != nil {
+		return err
+	}
+	shared.node = node
+	fmt.Fprintf(os.Stderr, "e2e: control plane ready in %s, node %s Ready in %s more (kubelet config %s)\n",
+		t1.Sub(t0).Round(time.Millisecond), node.Name(), time.Since(t1).Round(time.Millisecond), node.KubeletConfigPath())
+	shared.client, err = cp.Client()
+	return err
+}
+
+func stop() {
+	if shared.node != nil {
+		if err := shared.node.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+		}
+	}
+	if shared.cp != nil {
+		if err := shared.cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+		}
+	}
+}
+
+// requireNode skips (or fails under CI=true) when the package could not start its node.
+func requireNode(t *testing.T) *env {
+	t.Helper()
+	if shared.skip != "" {
+		clustertest.SkipOrFail(t, "level-2 node unavailable: %s", shared.skip)
+	}
+	return &shared
+}
+
+// nodeEnvironmentProblem says why this machine cannot run a level-2 node, or "".
+func nodeEnvironmentProblem() string {
+	if os.Geteuid() != 0 {
+		return "not root (containerd, the kubelet and cgroups need root)"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		return "no cgroup v1 memory controller at /sys/fs/cgroup/memory: " + err.Error()
+	}
+	return ""
+}
+
+func mustRepo() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	repo, err := cluster.RepoRoot(wd)
+	if err != nil {
+		panic(err)
+	}
+	return repo
+}
+
+// memTotalBytes reads MemTotal from /proc/meminfo, the kubelet's memory capacity on cgroup v1.
+func memTotalBytes() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("read meminfo: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/meminfo: MemTotal %q: %w", fields[1], err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo: no MemTotal line")
+}
