@@ -50,7 +50,10 @@ func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo,
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, TerminatedPodGCThreshold: &threshold})
+	// The ReplicaSet controller would delete the fixture pods (ReplicaSets scaled to zero) before
+	// they are evicted; the garbage collector and the pod GC keep running.
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, TerminatedPodGCThreshold: &threshold,
+		ExtraControllerManagerArgs: []string{"--controllers=*,-replicaset-controller,-deployment-controller"}})
 	if err != nil {
 		return err
 	}

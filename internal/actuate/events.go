@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,6 +61,15 @@ func NewEventRecorder(ctx context.Context, client kubernetes.Interface, clk cloc
 type Events struct {
 	Recorder record.EventRecorder
 	Node     string
+	// TaintKey is the loop breaker's taint key named in messages; empty means TaintKey.
+	TaintKey string
+}
+
+func (e *Events) taintKey() string {
+	if e.TaintKey == "" {
+		return TaintKey
+	}
+	return e.TaintKey
 }
 
 func podObject(p PodRef) runtime.Object {
@@ -111,16 +121,16 @@ func (e *Events) Loop(l Loop) {
 		Name: l.Owner.Name, UID: l.Owner.UID}
 	e.Recorder.Eventf(ref, v1.EventTypeWarning, ReasonEvictionLoop,
 		"Pod %s landed on node %s %s after %d eviction(s) of this %s for %s; node tainted %s until %s",
-		l.Pod.Name, e.Node, l.Since.Round(1e9), l.Evictions, l.Owner.Kind, l.Signal, TaintKey, l.Until.UTC().Format("15:04:05Z"))
+		l.Pod.Name, e.Node, l.Since.Round(time.Second), l.Evictions, l.Owner.Kind, l.Signal, e.taintKey(), l.Until.UTC().Format("15:04:05Z"))
 }
 
 // TaintChanged records on the node that the loop breaker's taint was added (value = signal) or removed.
 func (e *Events) TaintChanged(added bool, value string) {
 	if added {
-		e.Recorder.Eventf(e.nodeObject(), v1.EventTypeNormal, ReasonLoopTaintAdded, "Added taint %s=%s:NoSchedule", TaintKey, value)
+		e.Recorder.Eventf(e.nodeObject(), v1.EventTypeNormal, ReasonLoopTaintAdded, "Added taint %s=%s:NoSchedule", e.taintKey(), value)
 		return
 	}
-	e.Recorder.Eventf(e.nodeObject(), v1.EventTypeNormal, ReasonLoopTaintRemoved, "Removed taint %s:NoSchedule", TaintKey)
+	e.Recorder.Eventf(e.nodeObject(), v1.EventTypeNormal, ReasonLoopTaintRemoved, "Removed taint %s:NoSchedule", e.taintKey())
 }
 
 // describe is the common part of the pod event messages.

@@ -25,7 +25,7 @@ type apiScript struct {
 	mu        sync.Mutex
 	evictions []error // one answer per call; nil = accepted
 	deletes   []error
-	calls     []string         // "evict ns/name grace uid" or "delete ..."
+	calls     []string // "evict ns/name grace uid" or "delete ..."
 	options   []*metav1.DeleteOptions
 }
 
@@ -167,14 +167,14 @@ func TestLadder(t *testing.T) {
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb"},
 			wantEvents: []string{ReasonPressureEvictionFailed}},
 		{name: "hard threshold blocked by PDB twice is deleted after the wait", cfg: full, hard: true,
-			evictions: []error{pdbError(true), pdbError(true)},
-			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
-			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:evicted"},
+			evictions:  []error{pdbError(true), pdbError(true)},
+			wantCalls:  []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
+			wantRungs:  []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:evicted"},
 			wantEvents: []string{ReasonPressureEviction}},
 		{name: "hard threshold whose PDB allows after the wait is not deleted", cfg: full, hard: true,
-			evictions: []error{pdbError(true), nil},
-			wantCalls: []string{"evict shop/web-0", "evict shop/web-0"},
-			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:evicted"},
+			evictions:  []error{pdbError(true), nil},
+			wantCalls:  []string{"evict shop/web-0", "evict shop/web-0"},
+			wantRungs:  []string{"eviction-api:blocked-by-pdb", "eviction-api:evicted"},
 			wantEvents: []string{ReasonPressureEviction}},
 		{name: "hard threshold blocked by PDB without allowDelete stays blocked", cfg: LadderConfig{PDBFallbackWait: time.Second}, hard: true,
 			evictions: []error{pdbError(true)},
@@ -197,13 +197,13 @@ func TestLadder(t *testing.T) {
 			wantEvents: []string{ReasonPressureEvictionFailed}},
 		{name: "delete refused by UID precondition means the pod was replaced", cfg: full, hard: true,
 			evictions: []error{pdbError(true), pdbError(true)},
-			deletes: []error{apierrors.NewConflict(podsGR, "web-0", errors.New("Precondition failed: UID in precondition: uid-web-0, UID in object meta: other"))},
+			deletes:   []error{apierrors.NewConflict(podsGR, "web-0", errors.New("Precondition failed: UID in precondition: uid-web-0, UID in object meta: other"))},
 			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
 			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:gone"}},
 		{name: "delete with the API down under hard pressure kills", cfg: full, hard: true,
 			evictions: []error{pdbError(true), pdbError(true)}, deletes: []error{unavailable},
-			wantCalls: []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
-			wantRungs: []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:unavailable", "cgroup-kill:killed"},
+			wantCalls:  []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
+			wantRungs:  []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:unavailable", "cgroup-kill:killed"},
 			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
 	}
 	for _, tc := range cases {

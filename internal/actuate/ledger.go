@@ -222,9 +222,16 @@ func (l *Ledger) Prune(now time.Time) bool {
 	return changed
 }
 
-// Entries returns a copy of the entries, oldest first.
+// Entries returns a deep copy of the entries, oldest first.
 func (l *Ledger) Entries() []Entry {
 	out := make([]Entry, len(l.entries))
-	copy(out, l.entries)
+	for i, e := range l.entries {
+		if e.SettledAt != nil {
+			t := *e.SettledAt
+			e.SettledAt = &t
+		}
+		e.Replacements = append([]types.UID(nil), e.Replacements...)
+		out[i] = e
+	}
 	return out
 }

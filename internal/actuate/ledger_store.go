@@ -73,6 +73,9 @@ func ReadLedger(r io.Reader, p LedgerPolicy) (*Ledger, error) {
 		}
 		l.Record(e)
 	}
+	if f.Hold != nil && f.Hold.Until.IsZero() {
+		return nil, fmt.Errorf("ledger hold (signal %q): until is required", f.Hold.Signal)
+	}
 	l.hold = f.Hold
 	return l, nil
 }

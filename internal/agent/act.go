@@ -9,6 +9,10 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
+// pdbRetry is how long a pod whose eviction a PodDisruptionBudget refused is left alone before the next
+// request (the disruption controller needs a resync to allow another disruption).
+const pdbRetry = 10 * time.Second
+
 // action is what happened to one victim.
 type action struct {
 	Pod     string // namespace/name
@@ -29,6 +33,11 @@ func (a *Agent) act(ctx context.Context, now time.Time, cfg threshold.Config, sn
 		}
 		req := a.request(cfg, snap, v, ap)
 		act := action{Pod: podKey(v.Eviction.Namespace, v.Eviction.Name), UID: v.Eviction.UID}
+		if r, ok := a.st.refused[v.Eviction.UID]; ok && now.Sub(r.at) < pdbRetry && (r.hard || !req.Hard) {
+			act.Skipped = "pdb refusal retry" // a hard threshold does not wait for a soft refusal's pause
+			out = append(out, act)
+			continue
+		}
 		if !a.Settings.DryRun && a.st.api.blocked(a.Clock.Now()) {
 			act.Skipped = "api backoff"
 			act.Killed = a.trendKill(now, cfg, snap, v, req, actuate.Result{})
@@ -62,8 +71,11 @@ func (a *Agent) evict(ctx context.Context, req actuate.Request) actuate.Result {
 	if res.Outcome.Done() || res.Outcome == actuate.OutcomeDryRun {
 		a.st.requested[string(req.Pod.UID)] = now
 	}
+	if res.Outcome == actuate.OutcomeBlockedByPDB {
+		a.st.refused[string(req.Pod.UID)] = refusal{at: now, hard: req.Hard}
+	}
 	if res.Outcome != actuate.OutcomeInFlight {
-		a.st.bucket.take(1)
+		a.st.limiter.take(now)
 		a.reportDetection(req.Signal, now)
 		a.Metrics.evictions.WithLabelValues(req.Signal, pathOf(res), string(res.Outcome)).Inc()
 	}

@@ -25,9 +25,8 @@ type Settings struct {
 	SyncPeriod time.Duration
 	// MaxEvictionsPerSync caps the pods one sync evicts (pressure policy; the kubelet policy evicts one).
 	MaxEvictionsPerSync int
-	// EvictionRate and EvictionBurst are the token bucket for eviction requests.
-	EvictionRate  float64
-	EvictionBurst int
+	// MaxEvictionsPerMinute bounds the eviction requests in any sliding minute.
+	MaxEvictionsPerMinute int
 	// KillLead enables the last rung: when the usage trend of a memory signal reaches zero available
 	// within KillLead, the chosen pod's processes are SIGKILLed right after the eviction request. 0
 	// disables it.
@@ -43,8 +42,8 @@ type Settings struct {
 // DefaultSettings returns the defaults for node.
 func DefaultSettings(node string) Settings {
 	return Settings{
-		Node: node, Policy: PolicyPressure, Headroom: DefaultHeadroom, SyncPeriod: 10 * time.Second,
-		MaxEvictionsPerSync: 3, EvictionRate: 1, EvictionBurst: 3, KillLead: 2 * time.Second,
+		Node: node, Policy: PolicyPressure, Headroom: DefaultHeadroom(), SyncPeriod: 10 * time.Second,
+		MaxEvictionsPerSync: 3, MaxEvictionsPerMinute: 10, KillLead: DefaultKillLead,
 		InFlightTTL: 2 * time.Minute, APIBackoffMin: time.Second, APIBackoffMax: 10 * time.Second,
 	}
 }
@@ -114,9 +113,16 @@ type loopState struct {
 	rawMet    map[signal.Signal]bool
 	crossing  map[signal.Signal]time.Time // episode start (estimated crossing) not yet reported
 	requested map[string]time.Time        // pod UID -> when we requested its eviction (or would have)
+	refused   map[string]refusal          // pod UID -> the last PodDisruptionBudget refusal of its eviction
 	pressure  *episode
-	bucket    *bucket
+	limiter   *window
 	api       backoff
+}
+
+// refusal is a PodDisruptionBudget refusal: when, and whether the request was for a hard threshold.
+type refusal struct {
+	at   time.Time
+	hard bool
 }
 
 // episode is a pressure episode as the node events report it.
@@ -134,7 +140,8 @@ func (a *Agent) init() {
 	s.rawMet = map[signal.Signal]bool{}
 	s.crossing = map[signal.Signal]time.Time{}
 	s.requested = map[string]time.Time{}
-	s.bucket = newBucket(a.Settings.EvictionRate, a.Settings.EvictionBurst)
+	s.refused = map[string]refusal{}
+	s.limiter = &window{Max: a.Settings.MaxEvictionsPerMinute, Span: time.Minute}
 	s.api = backoff{Min: a.Settings.APIBackoffMin, Max: a.Settings.APIBackoffMax}
 	if a.Log == nil {
 		a.Log = slog.New(slog.DiscardHandler)

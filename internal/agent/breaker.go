@@ -149,3 +149,14 @@ func (b *Breaker) setTainted(on, changed bool, value string) {
 
 // Tainted reports whether the last successful change left the taint on.
 func (b *Breaker) Tainted() bool { return b.tainted != nil && *b.tainted }
+
+// Release removes the taint when the agent stops, so that an agent that is uninstalled or crashes for
+// good does not leave the node unschedulable; a restarted agent puts it back at its first sync if the
+// pressure, the cool-down or the ledger's hold still want it.
+func (b *Breaker) Release(ctx context.Context) error {
+	if b.tainted != nil && !*b.tainted {
+		return nil
+	}
+	_, err := b.Tainter.Remove(ctx)
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/signal"
 )
 
 // Config is everything Run needs, typed and defaulted (internal/config/agent converts the
@@ -28,22 +29,33 @@ type Config struct {
 	NodefsPath, ImagefsPath string
 	Ladder                  actuate.LadderConfig
 	Ledger                  actuate.LedgerPolicy
+	// LoopBreaker enables the ledger-based loop detection and the node taint.
+	LoopBreaker bool
+	// TaintKey is the loop breaker's NoSchedule taint key (default actuate.TaintKey).
+	TaintKey string
 	// TaintCooldown is how long the loop breaker's taint stays after the pressure ended.
 	TaintCooldown time.Duration
 	// APITimeout bounds every API request (default 10s).
 	APITimeout time.Duration
 }
 
-// DefaultConfig returns the defaults for node.
+// DefaultConfig returns the defaults for node, the same as an AgentConfiguration file that sets only
+// nodeName (the cgroup-kill rungs are off, as eviction.allowCgroupKill).
 func DefaultConfig(node string) Config {
-	return Config{
+	c := Config{
 		Settings: DefaultSettings(node), Notifiers: DefaultNotifiers,
 		MetricsAddr: ":8080", HealthAddr: ":8081", CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc",
 		NodefsPath: "/var/lib/kubelet",
-		Ladder:     actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true, AllowCgroupKill: true},
-		Ledger:     actuate.LedgerPolicy{}, TaintCooldown: 5 * time.Minute, APITimeout: 10 * time.Second,
+		Ladder:     actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true},
+		Ledger:     actuate.LedgerPolicy{}, LoopBreaker: true, TaintKey: actuate.TaintKey, TaintCooldown: 5 * time.Minute, APITimeout: 10 * time.Second,
 	}
+	c.Settings.KillLead = 0
+	return c
 }
+
+// DefaultKillLead is the trend rung's horizon when eviction.allowCgroupKill is on: an OOM kill expected
+// within it is closer than an eviction can complete (1 s grace plus the kubelet's reaction).
+const DefaultKillLead = 2 * time.Second
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -59,14 +71,17 @@ func (c Config) Validate() error {
 	if s.SyncPeriod <= 0 {
 		bad("syncPeriod", s.SyncPeriod, "must be positive")
 	}
-	if s.Headroom.MinBytes < 0 || s.Headroom.Percent < 0 || s.Headroom.Percent >= 100 {
-		bad("headroom", fmt.Sprintf("%d bytes, %g%%", s.Headroom.MinBytes, s.Headroom.Percent), "must be >= 0 and below 100%")
+	for _, sig := range signal.All() {
+		v, ok := s.Headroom[sig]
+		if ok && (v.IsPercentage() && (v.Percentage < 0 || v.Percentage >= 1)) || (!v.IsPercentage() && v.Quantity.Sign() < 0) {
+			bad("headroom."+string(sig), v.String(), "must be >= 0 and below 100%")
+		}
 	}
 	if s.MaxEvictionsPerSync < 1 {
 		bad("maxEvictionsPerSync", s.MaxEvictionsPerSync, "must be at least 1")
 	}
-	if s.EvictionRate <= 0 || s.EvictionBurst < 1 {
-		bad("evictionRateLimit", fmt.Sprintf("%g/s burst %d", s.EvictionRate, s.EvictionBurst), "rate must be positive and burst at least 1")
+	if s.MaxEvictionsPerMinute < 1 {
+		bad("maxEvictionsPerMinute", s.MaxEvictionsPerMinute, "must be at least 1")
 	}
 	if s.KillLead < 0 || s.InFlightTTL <= 0 {
 		bad("killLead/inFlightTTL", fmt.Sprintf("%s/%s", s.KillLead, s.InFlightTTL), "killLead must be >= 0 and inFlightTTL positive")

@@ -1,10 +1,13 @@
 package agent
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
+
+	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // Overrides are pressure-agent's command-line flags. The caller owns the FlagSet (flags live in package
@@ -22,45 +25,80 @@ type Overrides struct {
 
 // AddFlags registers the flags on fs.
 func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
-	d := DefaultConfig("")
-	fs.StringVar(&o.ConfigFile, "config", "", "path of an AgentConfiguration file")
+	fs.StringVar(&o.ConfigFile, "config", "", "path of an "+agentcfg.Kind+" file ("+agentcfg.APIVersion+"); see docs/agent-config.md")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig file; empty means in-cluster")
-	fs.StringVar(&o.NodeName, "node-name", "", "name of this node (default $NODE_NAME)")
+	fs.StringVar(&o.NodeName, "node-name", "", "name of this node (default: the file's nodeName, else $NODE_NAME)")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", "", "the node's KubeletConfiguration file; empty reads the kubelet's /configz through the API server")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "decide and report (\"would evict\" events), evict and taint nothing")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", d.MetricsAddr, "address of /metrics (\"0\" disables)")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", d.HealthAddr, "address of /healthz and /readyz (\"0\" disables)")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", agentcfg.DefaultMetricsBindAddress, "address of /metrics (\"0\" disables)")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", agentcfg.DefaultHealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables)")
 	fs.BoolVar(&o.Version, "version", false, "print version, commit and Go version, then exit")
 }
 
-// Resolve loads --config (if any) onto the defaults, applies the flags the user set, and validates.
+// Resolve loads --config (if any), applies the flags the user set, takes the node name from
+// $NODE_NAME when neither gives one, then defaults, validates (every problem at once) and converts.
 func (o *Overrides) Resolve(fs *pflag.FlagSet) (Config, error) {
-	node := os.Getenv("NODE_NAME")
-	cfg := DefaultConfig(node)
+	c := &agentcfg.AgentConfiguration{}
 	if o.ConfigFile != "" {
-		if err := loadConfigFile(o.ConfigFile, &cfg); err != nil {
+		var err error
+		if c, err = agentcfg.LoadFile(o.ConfigFile); err != nil {
 			return Config{}, err
 		}
 	}
-	set := func(flag string, f func()) {
+	set := func(flag string, dst **string, v string) {
 		if fs.Changed(flag) {
-			f()
+			*dst = &v
 		}
 	}
-	set("kubeconfig", func() { cfg.Kubeconfig = o.Kubeconfig })
-	set("node-name", func() { cfg.Settings.Node = o.NodeName })
-	set("kubelet-config", func() { cfg.KubeletConfigFile = o.KubeletConfig })
-	set("dry-run", func() { cfg.Settings.DryRun = o.DryRun })
-	set("metrics-bind-address", func() { cfg.MetricsAddr = o.MetricsBindAddress })
-	set("health-probe-bind-address", func() { cfg.HealthAddr = o.HealthProbeBindAddress })
-	cfg.Ladder.DryRun = cfg.Settings.DryRun
-	if err := cfg.Validate(); err != nil {
+	set("kubeconfig", &c.Kubeconfig, o.Kubeconfig)
+	set("node-name", &c.NodeName, o.NodeName)
+	set("kubelet-config", &c.KubeletConfigFile, o.KubeletConfig)
+	set("metrics-bind-address", &c.MetricsBindAddress, o.MetricsBindAddress)
+	set("health-probe-bind-address", &c.HealthProbeBindAddress, o.HealthProbeBindAddress)
+	if fs.Changed("dry-run") {
+		c.DryRun = &o.DryRun
+	}
+	if n := os.Getenv("NODE_NAME"); c.NodeName == nil && n != "" {
+		c.NodeName = &n
+	}
+	name := o.ConfigFile
+	if name == "" {
+		name = "flags"
+	}
+	cfg, err := agentcfg.Complete(c, name)
+	if err != nil {
 		return Config{}, err
 	}
-	return cfg, nil
+	return FromConfig(cfg), nil
 }
 
-// loadConfigFile is replaced by internal/config/agent when it lands.
-func loadConfigFile(path string, cfg *Config) error {
-	return fmt.Errorf("config file %s: AgentConfiguration files are not supported by this build yet", path)
+// FromConfig maps the validated file configuration onto the agent's runtime Config.
+func FromConfig(c *agentcfg.Config) Config {
+	out := DefaultConfig(c.NodeName)
+	s := &out.Settings
+	s.Policy = Policy(c.Policy)
+	s.Headroom = Headroom{}
+	for _, h := range c.Headroom {
+		v := threshold.Value{Percentage: float32(h.Percentage)}
+		if h.Quantity != nil {
+			q := h.Quantity.DeepCopy()
+			v = threshold.Value{Quantity: &q}
+		}
+		s.Headroom[signal.Signal(h.Signal)] = v
+	}
+	s.SyncPeriod, s.MaxEvictionsPerMinute, s.DryRun = c.SyncPeriod, c.MaxEvictionsPerMinute, c.DryRun
+	if c.Ladder.AllowCgroupKill {
+		s.KillLead = DefaultKillLead
+	}
+	out.Notifiers = Notifiers{Memcg: c.Notifiers.Memcg, MemoryEvents: c.Notifiers.Memcg, PSI: c.Notifiers.PSI,
+		PollInterval: c.Notifiers.PollInterval, PollDelta: DefaultNotifiers.PollDelta}
+	out.Kubeconfig, out.KubeletConfigFile = c.Kubeconfig, c.KubeletConfigFile
+	out.MetricsAddr, out.HealthAddr = c.MetricsBindAddress, c.HealthProbeBindAddress
+	out.CgroupRoot, out.ProcRoot = c.Paths.CgroupRoot, c.Paths.ProcRoot
+	out.NodefsPath, out.ImagefsPath = c.Paths.KubeletRootDir, c.Paths.ImageFsDir
+	out.Ladder.PDBFallbackWait, out.Ladder.AllowDelete = c.Ladder.PDBFallbackWait, c.Ladder.AllowDelete
+	out.Ladder.AllowCgroupKill, out.Ladder.DryRun = c.Ladder.AllowCgroupKill, c.DryRun
+	out.Ledger.Window, out.Ledger.Cooldown = c.LoopBreaker.Window, c.LoopBreaker.Cooldown
+	out.LoopBreaker, out.TaintKey, out.TaintCooldown = c.LoopBreaker.Enabled, c.LoopBreaker.TaintKey, c.LoopBreaker.Cooldown
+	return out
 }

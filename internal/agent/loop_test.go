@@ -92,15 +92,15 @@ func TestPressureThresholdsAddTheHeadroom(t *testing.T) {
 		signal.NodeFsAvailable:            {Available: 50 << 30, Capacity: 100 << 30},
 		signal.PIDAvailable:               {Available: 30000, Capacity: 32768},
 	}}
-	cfg := pressureThresholds(kc, snap, DefaultHeadroom)
+	cfg := pressureThresholds(kc, snap, DefaultHeadroom())
 	got := map[string]string{}
 	for _, th := range cfg.Thresholds {
 		got[string(th.Signal)] = th.Value.String() + " minReclaim=" + minReclaim(th.MinReclaim)
 	}
 	want := map[string]string{
 		"allocatableMemory.available": "356Mi minReclaim=100Mi",       // 100Mi + 256Mi (5% of 2Gi is less)
-		"memory.available":            "1393347788 minReclaim=100Mi",  // 100Mi + 5% of 24Gi
-		"nodefs.available":            "16106127520 minReclaim=100Mi", // 10% (float32, as the kubelet) + 5% of 100Gi
+		"memory.available":            "356Mi minReclaim=100Mi",       // 100Mi + 256Mi
+		"nodefs.available":            "16106127600 minReclaim=100Mi", // 10% + 5% of 100Gi, both float32 fractions as the kubelet resolves them
 		"pid.available":               "2638 minReclaim=<nil>",        // 1000 + 5% of 32768
 	}
 	if d := cmp.Diff(got, want); d != "" {

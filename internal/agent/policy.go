@@ -21,19 +21,27 @@ const (
 	PolicyKubelet Policy = "kubelet"
 )
 
-// Headroom is how far above the kubelet's hard thresholds the pressure policy acts. For a byte signal the
-// headroom is max(MinBytes, Percent of capacity); for a count signal (inodes, pids) it is Percent of
-// capacity.
-type Headroom struct {
-	MinBytes int64
-	Percent  float64
-}
+// Headroom is how far above the kubelet's hard threshold of each signal the pressure policy acts: an
+// absolute amount or a fraction of the signal's capacity (threshold.Value). A signal without an entry
+// gets no headroom.
+type Headroom map[signal.Signal]threshold.Value
 
-// DefaultHeadroom is 256Mi or 5% of capacity, whichever is larger. At a ramp of 1 GiB/s, 256Mi is a
-// quarter of a second: about ten times what detection (a memcg or poll wake-up), the Eviction API round
-// trip and the kubelet's SIGTERM take together on an idle node, and the 5% keeps the margin in proportion
-// on large nodes (1.2 GiB on a 24 GiB node).
-var DefaultHeadroom = Headroom{MinBytes: 256 << 20, Percent: 5}
+// DefaultHeadroom returns 256Mi for the memory signals and 5% of capacity for the disk, inode and PID
+// signals (the defaults of internal/config/agent). At a ramp of 256 MiB/s, 256Mi is about a second:
+// room for detection (a memcg or poll wake-up, milliseconds), the Eviction API round trip and the
+// kubelet's SIGTERM before the kubelet's own threshold; disks fill in minutes, so a percentage that
+// scales with the filesystem is used there.
+func DefaultHeadroom() Headroom {
+	h := Headroom{}
+	for _, s := range signal.All() {
+		if s.IsMemory() {
+			h[s] = threshold.Value{Quantity: resource.NewQuantity(256<<20, resource.BinarySI)}
+		} else {
+			h[s] = threshold.Value{Percentage: 0.05}
+		}
+	}
+	return h
+}
 
 // DefaultMinReclaimBytes is the minimum reclaim the pressure policy adds to a byte threshold that has
 // none of its own (evictionMinimumReclaim), so that a workload still ramping does not re-cross the
@@ -42,11 +50,14 @@ const DefaultMinReclaimBytes = 100 << 20
 
 // amount returns the headroom for a signal with the given capacity.
 func (h Headroom) amount(sig signal.Signal, capacity int64) int64 {
-	pct := int64(float64(capacity) * h.Percent / 100)
-	if sig.Bytes() {
-		return max(h.MinBytes, pct)
+	v, ok := h[sig]
+	if !ok {
+		return 0
 	}
-	return pct
+	if v.IsPercentage() {
+		return int64(float64(capacity) * float64(v.Percentage))
+	}
+	return v.Quantity.Value()
 }
 
 // pressureThresholds returns the pressure policy's thresholds for the observed capacities: every hard

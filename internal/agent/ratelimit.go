@@ -4,35 +4,27 @@ import (
 	"time"
 )
 
-// bucket is a token bucket for evictions: Burst tokens, refilled at Rate per second. It is used from the
-// sync goroutine only.
-type bucket struct {
-	Rate   float64
-	Burst  int
-	tokens float64
-	last   time.Time
+// window limits events to Max in any sliding Span. It is used from the sync goroutine only.
+type window struct {
+	Max  int
+	Span time.Duration
+	at   []time.Time // times of the events still inside the span, oldest first
 }
 
-// newBucket returns a full bucket.
-func newBucket(rate float64, burst int) *bucket {
-	return &bucket{Rate: rate, Burst: burst, tokens: float64(burst)}
-}
-
-// available refills the bucket up to now and returns the whole tokens in it.
-func (b *bucket) available(now time.Time) int {
-	if !b.last.IsZero() && now.After(b.last) {
-		b.tokens = min(float64(b.Burst), b.tokens+now.Sub(b.last).Seconds()*b.Rate)
+// available returns how many events may happen at now.
+func (w *window) available(now time.Time) int {
+	keep := w.at[:0]
+	for _, t := range w.at {
+		if now.Sub(t) < w.Span {
+			keep = append(keep, t)
+		}
 	}
-	if b.last.IsZero() || now.After(b.last) {
-		b.last = now
-	}
-	return int(b.tokens)
+	w.at = keep
+	return max(0, w.Max-len(w.at))
 }
 
-// take removes n tokens (never below zero).
-func (b *bucket) take(n int) {
-	b.tokens = max(0, b.tokens-float64(n))
-}
+// take records one event at now.
+func (w *window) take(now time.Time) { w.at = append(w.at, now) }
 
 // backoff is an exponential backoff between Min and Max, driven by the caller's clock readings.
 type backoff struct {

@@ -115,6 +115,7 @@ type runner struct {
 	metrics *Metrics
 	layout  cgroupfs.Layout
 	log     *slog.Logger
+	breaker *Breaker
 }
 
 func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
@@ -166,7 +167,21 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	r.log.Info("pressure-agent started", "node", node, "policy", a.Settings.Policy, "dry_run", a.Settings.DryRun,
 		"cgroup", r.layout.String(), "notifiers", started, "thresholds", len(kubelet.Thresholds),
 		"metrics", maddr, "health", haddr)
-	return a.Loop(ctx)
+	err = a.Loop(ctx)
+	r.release()
+	return err
+}
+
+// release removes the loop breaker's taint on the way out (best effort, 5 s).
+func (r *runner) release() {
+	if r.breaker == nil || r.cfg.Settings.DryRun {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.breaker.Release(ctx); err != nil {
+		r.log.Warn("remove taint on shutdown", "err", err)
+	}
 }
 
 func (r *runner) agent(kc threshold.Config, ledger *actuate.PersistentLedger, events *actuate.Events,
@@ -178,8 +193,12 @@ func (r *runner) agent(kc threshold.Config, ledger *actuate.PersistentLedger, ev
 	}
 	ladder := &actuate.Ladder{Evictor: &actuate.Evictor{Client: r.client}, Killer: killer, Events: events,
 		Ledger: ledger, Clock: r.opts.Clock, Config: cfg.Ladder}
-	breaker := &Breaker{Ledger: ledger, Events: events, Cooldown: cfg.TaintCooldown,
-		Tainter: &actuate.Tainter{Client: r.client, Node: cfg.Settings.Node, DryRun: cfg.Settings.DryRun}}
+	var breaker loopBreaker
+	if cfg.LoopBreaker {
+		r.breaker = &Breaker{Ledger: ledger, Events: events, Cooldown: cfg.TaintCooldown,
+			Tainter: &actuate.Tainter{Client: r.client, Node: cfg.Settings.Node, Key: cfg.TaintKey, DryRun: cfg.Settings.DryRun}}
+		breaker = r.breaker
+	}
 	src := &source.Node{Proc: procfs.NewReader(cfg.ProcRoot), Cgroup: &cgroupfs.Reader{Layout: r.layout}}
 	if _, err := os.Stat(cfg.NodefsPath); cfg.NodefsPath != "" && err != nil {
 		r.log.Warn("disk signals not observed", "nodefsPath", cfg.NodefsPath, "err", err)

@@ -178,6 +178,11 @@ func (a *Agent) forget(now time.Time, pods []*corev1.Pod) {
 			delete(a.st.requested, uid)
 		}
 	}
+	for uid, r := range a.st.refused {
+		if !listed[uid] || now.Sub(r.at) >= pdbRetry {
+			delete(a.st.refused, uid)
+		}
+	}
 }
 
 // choose returns the pods to evict this sync.
@@ -188,7 +193,7 @@ func (a *Agent) choose(prev decision.State, in decision.Input, d decision.Decisi
 	if a.Settings.Policy == PolicyKubelet {
 		return kubeletVictims(d)
 	}
-	limit := min(a.Settings.MaxEvictionsPerSync, a.st.bucket.available(in.Now))
+	limit := min(a.Settings.MaxEvictionsPerSync, a.st.limiter.available(in.Now))
 	t := target{Need: need(in.Config, d.Evictions[0].Threshold, in.Snapshot.Observations), Max: limit}
 	if t.Need <= 0 {
 		// Met only through minimum reclaim of a previously acted-on threshold: one pod, as the kubelet.

@@ -284,8 +284,8 @@ func TestDetectionLatencyFromTheInterpolatedCrossing(t *testing.T) {
 	}
 }
 
-func TestRateLimitCapsEvictionsAcrossSyncs(t *testing.T) {
-	h := newHarness(t, func(s *Settings) { s.EvictionBurst, s.EvictionRate, s.MaxEvictionsPerSync, s.KillLead = 2, 0.1, 10, 0 })
+func TestEvictionsPerMinuteAreCappedInASlidingMinute(t *testing.T) {
+	h := newHarness(t, func(s *Settings) { s.MaxEvictionsPerMinute, s.MaxEvictionsPerSync, s.KillLead = 3, 10, 0 })
 	var pods []*corev1.Pod
 	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
 		pods = append(pods, pod("be-"+n, "u-"+n, "besteffort", ""))
@@ -294,15 +294,36 @@ func TestRateLimitCapsEvictionsAcrossSyncs(t *testing.T) {
 	h.pods.set(pods...)
 	h.sync(time.Second)
 	if got := len(h.ladder.requests); got != 2 {
-		t.Fatalf("%d requests in the first sync, want the burst of 2", got)
+		t.Fatalf("%d requests in the first sync, want 2 (the need)", got)
 	}
 	h.pods.set(pods[2:]...) // the two evicted pods are gone, their memory still charged (fixture)
-	h.sync(time.Second)     // 0.1 token: nothing
-	if got := len(h.ladder.requests); got != 2 {
-		t.Fatalf("%d requests, want 2: the bucket is empty", got)
-	}
-	h.sync(10 * time.Second) // one token
+	h.sync(time.Second)     // one left in this minute
 	if got := len(h.ladder.requests); got != 3 {
-		t.Errorf("%d requests, want 3", got)
+		t.Fatalf("%d requests, want 3: the minute's limit", got)
+	}
+	h.pods.set(pods[3:]...)
+	h.sync(30 * time.Second) // still inside the minute of the first two
+	if got := len(h.ladder.requests); got != 3 {
+		t.Fatalf("%d requests, want 3: the minute is not over", got)
+	}
+	h.sync(30 * time.Second) // the first two left the window
+	if got := len(h.ladder.requests); got != 5 {
+		t.Errorf("%d requests, want 5", got)
+	}
+}
+
+func TestPDBRefusedPodIsRetriedAfterAPause(t *testing.T) {
+	h := newHarness(t, func(s *Settings) { s.KillLead = 0 })
+	h.ladder.outcome = actuate.OutcomeBlockedByPDB
+	scenario1(h, 1550*mi)
+	h.sync(time.Second)
+	h.sync(time.Second)
+	h.sync(time.Second)
+	if d := cmp.Diff(h.ladder.names(), []string{"stress"}); d != "" {
+		t.Fatalf("requests within the pause (-got +want):\n%s", d)
+	}
+	h.sync(10 * time.Second)
+	if d := cmp.Diff(h.ladder.names(), []string{"stress", "stress"}); d != "" {
+		t.Errorf("requests after the pause (-got +want):\n%s", d)
 	}
 }

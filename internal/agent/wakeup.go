@@ -97,12 +97,17 @@ func (w *wakers) start(ctx context.Context, n Notifiers, procRoot string) []stri
 }
 
 func (w *wakers) startMemcg(ctx context.Context) []string {
-	targets := map[signal.Signal]string{signal.MemoryAvailable: ""}
+	type target struct {
+		sig signal.Signal
+		rel string
+	}
+	targets := []target{{signal.MemoryAvailable, ""}}
 	if w.layout.Driver != cgroupfs.DriverNone {
-		targets[signal.AllocatableMemoryAvailable] = w.layout.PodsCgroup
+		targets = append(targets, target{signal.AllocatableMemoryAvailable, w.layout.PodsCgroup})
 	}
 	var started []string
-	for sig, rel := range targets {
+	for _, tg := range targets {
+		sig, rel := tg.sig, tg.rel
 		dir := filepath.Join(w.layout.Memory, rel)
 		n, err := notify.NewMemcgThreshold(dir)
 		if err != nil {

@@ -31,7 +31,12 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 	}
 	for i := range s.Pods.Items {
 		pod := &s.Pods.Items[i]
-		if !active(pod, node) {
+		if pod.Spec.NodeName != node {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: items[%d] (pod %s/%s): spec.nodeName is %q, not %q: ignored",
+				s.Origin[FilePods], i, pod.Namespace, pod.Name, pod.Spec.NodeName, node))
+			continue
+		}
+		if !active(pod) {
 			continue
 		}
 		c := kubeconv.Candidate(pod, in.Snapshot.Pods)
@@ -48,12 +53,9 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 
 func candidateKey(c rank.Candidate) string { return c.Namespace + "/" + c.Name + "/" + c.UID }
 
-// active reports whether the kubelet counts pod among the node's active pods: bound to the node
-// and not in a terminal phase.
-func active(pod *corev1.Pod, node string) bool {
-	if pod.Spec.NodeName != node {
-		return false
-	}
+// active reports whether the kubelet counts a pod bound to its node among the active pods: not in a
+// terminal phase.
+func active(pod *corev1.Pod) bool {
 	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 

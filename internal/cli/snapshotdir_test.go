@@ -150,21 +150,24 @@ func TestLoadSnapshotDirReportsEveryMissingFile(t *testing.T) {
 	}
 }
 
+// FuzzParseSnapshot replaces one file of the seed snapshot (which % 4 picks it) with data and checks
+// the invariant: no panic; an error with a message, or a snapshot that explains and renders.
 func FuzzParseSnapshot(f *testing.F) {
+	seed := readSnapshot(f, "seed")
 	for _, c := range []string{"seed", "healthy", "soft-and-disk"} {
-		var files [4][]byte
+		files := readSnapshot(f, c)
 		for i, name := range snapshotFiles {
-			data, err := os.ReadFile(filepath.Join("testdata", "snapshots", c, name))
-			if err != nil {
-				f.Fatal(err)
-			}
-			files[i] = data
+			f.Add(uint8(i), files[name])
 		}
-		f.Add(files[0], files[1], files[2], files[3])
 	}
-	f.Add([]byte("{}"), []byte("{}"), []byte("{}"), []byte("{}"))
-	f.Fuzz(func(t *testing.T, node, pods, summary, config []byte) {
-		raw := map[string][]byte{FileNode: node, FilePods: pods, FileSummary: summary, FileKubeletConfig: config}
+	f.Add(uint8(2), []byte(`{"node":{"nodeName":"seed-node","memory":{"availableBytes":1e30}}}`))
+	f.Add(uint8(3), []byte(`{"kubeletconfig":{"evictionHard":{"memory.available":"1e9999"}}}`))
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		raw := map[string][]byte{}
+		for k, v := range seed {
+			raw[k] = v
+		}
+		raw[snapshotFiles[int(which)%len(snapshotFiles)]] = data
 		s, err := ParseSnapshot(raw, nil)
 		if err != nil {
 			if err.Error() == "" {
@@ -184,4 +187,17 @@ func FuzzParseSnapshot(f *testing.F) {
 			t.Fatalf("JSON: %v", err)
 		}
 	})
+}
+
+func readSnapshot(tb testing.TB, name string) map[string][]byte {
+	tb.Helper()
+	out := map[string][]byte{}
+	for _, file := range snapshotFiles {
+		data, err := os.ReadFile(filepath.Join("testdata", "snapshots", name, file))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[file] = data
+	}
+	return out
 }

@@ -57,9 +57,9 @@ func human(v int64, u unit) string {
 	case unitMillicores:
 		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
 	case unitCount:
-		return scaled(v, 1000, []string{"k", "M", "G"}, "")
+		return scaled(v, 1000, []string{"k", "M", "G", "T", "P", "E"}, "")
 	}
-	return scaled(v, 1024, []string{"Ki", "Mi", "Gi", "Ti", "Pi"}, "B")
+	return scaled(v, 1024, []string{"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}, "B")
 }
 
 // scaled prints v with the largest suffix whose unit it reaches.
@@ -67,7 +67,7 @@ func scaled(v, base int64, suffixes []string, plain string) string {
 	sign := ""
 	a := uint64(v)
 	if v < 0 {
-		sign, a = "-", uint64(-(v + 1))+1 // -MinInt64 does not fit an int64
+		sign, a = "-", uint64(-(v+1))+1 // -MinInt64 does not fit an int64
 	}
 	div, idx := uint64(1), -1
 	for i := range suffixes {

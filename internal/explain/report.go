@@ -39,8 +39,8 @@ type NodeCondition struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	// Since is the condition's lastTransitionTime (zero when unknown).
-	Since time.Time `json:"since,omitzero"`
-	Message string  `json:"message,omitempty"`
+	Since   time.Time `json:"since,omitzero"`
+	Message string    `json:"message,omitempty"`
 }
 
 // Report is the explanation of one node. Amounts are exact strings: bytes, counts and millicores.

@@ -13,10 +13,12 @@ import (
 func firings(cfg threshold.Config, alloc threshold.NodeAllocatable, capacity map[string]int64,
 	snap signal.Snapshot) []Firing {
 	out := []Firing{}
+	seen := map[string]bool{}
 	for _, t := range cfg.Thresholds {
-		if t.Inert() {
-			continue
+		if t.Inert() || seen[t.String()] {
+			continue // a threshold configured and also derived (allocatableMemory.available) is shown once
 		}
+		seen[t.String()] = true
 		f := Firing{Threshold: t.String(), Signal: string(t.Signal), Hard: t.IsHard()}
 		capa, src, ok := capacityFor(t.Signal, snap, capacity, alloc)
 		if !ok {
@@ -115,10 +117,12 @@ func graceWords(t threshold.Threshold) string {
 func signalRows(cfg threshold.Config, snap signal.Snapshot, now time.Time) []SignalRow {
 	out := []SignalRow{}
 	watched := map[signal.Signal]bool{}
+	seen := map[string]bool{}
 	for _, t := range cfg.Thresholds {
-		if t.Inert() {
+		if t.Inert() || seen[t.String()] {
 			continue
 		}
+		seen[t.String()] = true
 		watched[t.Signal] = true
 		row := SignalRow{Signal: string(t.Signal), Threshold: t.String(), sig: t.Signal}
 		if o, ok := snap.Observations[t.Signal]; ok {

@@ -88,6 +88,9 @@ func (p *printer) allocatable(rows []Allocation) {
 	var extra []string
 	for _, a := range rows {
 		ra, u := a.res, unitOfResource(a.Resource)
+		if ra.Capacity == 0 && ra.Allocatable == 0 {
+			continue // e.g. hugepages-1Gi on a node without any: noise in text, kept in JSON
+		}
 		hard := human(ra.HardEviction, u)
 		if a.HardEvictionThreshold != "" {
 			hard += " (" + a.HardEvictionThreshold + ")"

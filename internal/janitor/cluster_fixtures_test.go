@@ -2,7 +2,6 @@ package janitor_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -15,10 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
 	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/test/cluster"
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
 // evictionMessage is what the kubelet writes for a memory-pressure eviction.
@@ -30,6 +32,13 @@ type fixtures struct {
 	t      *testing.T
 	client kubernetes.Interface
 	node   string
+}
+
+// on returns the fixtures reporting to t (a subtest).
+func (f *fixtures) on(t *testing.T) *fixtures {
+	g := *f
+	g.t = t
+	return &g
 }
 
 func newFixtures(t *testing.T, client kubernetes.Interface, node string) *fixtures {
@@ -125,7 +134,21 @@ func (f *fixtures) pod(ns, name string, opts ...podOpt) *v1.Pod {
 
 // setPhase writes the status a kubelet writes: Running, or Failed/Evicted at evictedAt with the
 // DisruptionTarget condition (the pod started an hour before).
+// Control-plane controllers may touch the pod in between: retry on conflicts with the latest version.
 func setStatus(ctx context.Context, c kubernetes.Interface, p *v1.Pod, phase v1.PodPhase, evictedAt time.Time) (*v1.Pod, error) {
+	var got *v1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest, err := c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got, err = updateStatus(ctx, c, latest, phase, evictedAt)
+		return err
+	})
+	return got, err
+}
+
+func updateStatus(ctx context.Context, c kubernetes.Interface, p *v1.Pod, phase v1.PodPhase, evictedAt time.Time) (*v1.Pod, error) {
 	p = p.DeepCopy()
 	start := metav1.NewTime(evictedAt.Add(-time.Hour))
 	p.Status = v1.PodStatus{Phase: phase, StartTime: &start}
@@ -156,6 +179,15 @@ func (f *fixtures) running(ns, name string) *v1.Pod {
 		f.t.Fatalf("set pod %s/%s running: %v", ns, name, err)
 	}
 	return p
+}
+
+// withoutWorkloadControllers keeps kube-controller-manager's ReplicaSet and Deployment
+// controllers off: they would delete our fixture pods while still Pending (a ReplicaSet scaled to
+// zero) or create replacements. The garbage collector and the pod GC still run.
+func withoutWorkloadControllers() clustertest.Option {
+	return clustertest.WithOptions(func(o *cluster.ControlPlaneOptions) {
+		o.ExtraControllerManagerArgs = append(o.ExtraControllerManagerArgs, "--controllers=*,-replicaset-controller,-deployment-controller")
+	})
 }
 
 // testConfig is a valid Config for one test: no servers, no leader election.
@@ -196,7 +228,7 @@ func startJanitor(t *testing.T, cfg config.Config, opts janitor.Options) (stop f
 func testLogger(t *testing.T, name string) *slog.Logger {
 	w := &testWriter{t: t}
 	t.Cleanup(w.close)
-	return slog.New(slog.NewTextHandler(w, nil)).With("replica", name)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
 }
 
 type testWriter struct {
@@ -246,8 +278,6 @@ func podNames(ctx context.Context, c kubernetes.Interface, ns string) (map[strin
 	}
 	return names, nil
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
 

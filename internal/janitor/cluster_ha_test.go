@@ -161,7 +161,7 @@ func probe(t *testing.T, addr, path string, want int) {
 // TestJanitorRecoversFromAPIServerRestart stops kube-apiserver while the janitor works through
 // a rate-limited backlog; after the restart it finishes, with one evidence Event per pod.
 func TestJanitorRecoversFromAPIServerRestart(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
+	cp := clustertest.ControlPlane(t, withoutWorkloadControllers())
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatalf("client: %v", err)

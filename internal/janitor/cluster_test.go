@@ -23,9 +23,8 @@ import (
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
-
 func TestJanitorOnControlPlane(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
+	cp := clustertest.ControlPlane(t, withoutWorkloadControllers())
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -33,13 +32,13 @@ func TestJanitorOnControlPlane(t *testing.T) {
 	f := newFixtures(t, client, "fake-node-1")
 
 	t.Run("policy: TTL from the condition, keep-N per owner, selectors, preserve, non-terminal pods", func(t *testing.T) {
-		testPolicy(t, cp.RESTConfig(), client, f)
+		testPolicy(t, cp.RESTConfig(), client, f.on(t))
 	})
 	t.Run("precondition: a pod whose resourceVersion changed is not deleted", func(t *testing.T) {
-		testStaleResourceVersion(t, client, f)
+		testStaleResourceVersion(t, client, f.on(t))
 	})
 	t.Run("leader election: only the leader deletes and a cancelled leader hands over", func(t *testing.T) {
-		testLeaderElection(t, cp.RESTConfig(), client, f)
+		testLeaderElection(t, cp.RESTConfig(), client, f.on(t))
 	})
 }
 
@@ -168,7 +167,12 @@ func waitForPods(t *testing.T, client kubernetes.Interface, ns string, gone, kep
 		}
 		for _, n := range gone {
 			if names[n] {
-				return fmt.Errorf("pod %s still exists", n)
+				p, err := client.CoreV1().Pods(ns).Get(context.Background(), n, metav1.GetOptions{})
+				if err != nil {
+					return fmt.Errorf("pod %s listed, then: %w", n, err)
+				}
+				return fmt.Errorf("pod %s still exists: phase %s reason %s deletionTimestamp %v owners %v conditions %v",
+					n, p.Status.Phase, p.Status.Reason, p.DeletionTimestamp, p.OwnerReferences, p.Status.Conditions)
 			}
 		}
 		for _, n := range kept {

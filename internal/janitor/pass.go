@@ -43,6 +43,7 @@ func (c *Controller) pass(ctx context.Context) passResult {
 	res.next, res.hasNext = NextDue(actions)
 	res.failed = !c.markFirstSeen(ctx, actions)
 	deletes := deleteActions(actions)
+	c.opts.Logger.Debug("pass", "pods", len(actions), "delete", len(deletes), "nextDue", res.next)
 	if len(deletes) > c.opts.MaxPerPass {
 		deletes, res.more = deletes[:c.opts.MaxPerPass], true
 	}

@@ -161,12 +161,17 @@ func (cp *ControlPlane) Stop() error {
 	return nil
 }
 
-// StopAPIServer stops kube-apiserver only (for API outage tests); StartAPIServer brings it back
-// on the same port with the same flags.
+// apiserverOutageGrace is how long StopAPIServer waits after SIGTERM before SIGKILL. While the
+// controller manager and scheduler hold watches open, kube-apiserver's HTTP server waits 60s
+// for them after it stopped listening; an outage test needs the API gone, not a clean exit.
+const apiserverOutageGrace = 2 * time.Second
+
+// StopAPIServer stops kube-apiserver only (for API outage tests): SIGTERM, then SIGKILL after
+// 2s. StartAPIServer brings it back on the same port with the same flags.
 func (cp *ControlPlane) StopAPIServer() error {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	if err := cp.apiserver.Stop(stopTimeout); err != nil {
+	if err := cp.apiserver.Stop(apiserverOutageGrace); err != nil {
 		return fmt.Errorf("stop kube-apiserver: %w", err)
 	}
 	return nil

@@ -112,15 +112,19 @@ func TestClientsRecoverAfterAPIServerRestartOnTheSamePort(t *testing.T) {
 	if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	stopAt := time.Now()
 	if err := cp.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("kube-apiserver stopped in %s", time.Since(stopAt).Round(time.Millisecond))
 	if _, err := admin.CoreV1().ConfigMaps("default").Get(ctx, "survivor", metav1.GetOptions{}); err == nil {
 		t.Fatal("get configmap while the apiserver is stopped: got success, want an error")
 	}
+	startAt := time.Now()
 	if err := cp.StartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("kube-apiserver ready again in %s", time.Since(startAt).Round(time.Millisecond))
 	if _, err := admin.CoreV1().ConfigMaps("default").Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
 		t.Fatalf("get configmap after restart (etcd kept the data): %v", err)
 	}

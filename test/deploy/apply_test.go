@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,9 @@ func TestRenderedManifestsPassServerSideDryRunApply(t *testing.T) {
 				t.Fatalf("server-side dry-run apply: %v\n%s", err, out)
 			}
 			for _, o := range objs {
-				line := strings.ToLower(o.GetKind()) + "."
-				if !strings.Contains(out, line) || !strings.Contains(out, "/"+o.GetName()+" serverside-applied (server dry run)") {
+				line := regexp.MustCompile(`(?m)^` + strings.ToLower(o.GetKind()) + `(\.[a-z0-9.]+)?/` +
+					regexp.QuoteMeta(o.GetName()) + ` serverside-applied \(server dry run\)$`)
+				if !line.MatchString(out) {
 					t.Errorf("%s/%s not reported as applied in:\n%s", o.GetKind(), o.GetName(), out)
 				}
 			}

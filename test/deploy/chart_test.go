@@ -35,7 +35,7 @@ func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObject
 	want := []string{
 		"ClusterRole/pressure-agent", "ClusterRole/pressure-janitor",
 		"ClusterRoleBinding/pressure-agent", "ClusterRoleBinding/pressure-janitor",
-		"ConfigMap/pressure-janitor",
+		"ConfigMap/pressure-agent", "ConfigMap/pressure-janitor",
 		"DaemonSet/pressure-agent", "Deployment/pressure-janitor",
 		"PodDisruptionBudget/pressure-janitor",
 		"Role/pressure-janitor-leader-election", "RoleBinding/pressure-janitor-leader-election",
@@ -66,8 +66,7 @@ func TestAllValuesRenderTheOptionalObjects(t *testing.T) {
 		t.Errorf("agent image %v, want %v", got, want)
 	}
 	args := strSlice(c["args"])
-	for _, a := range []string{"--kubelet-config=/etc/kubelet-host/config.yaml", "--config=/etc/pressure/agent/config.yaml",
-		"--dry-run", "--metrics-bind-address=:9080", "--health-probe-bind-address=:9081"} {
+	for _, a := range []string{"--config=/etc/pressure/agent/config.yaml", "--node-name=$(NODE_NAME)", "--metrics-bind-address=:9080"} {
 		if !slices.Contains(args, a) {
 			t.Errorf("agent args %v lack %s", args, a)
 		}
@@ -138,12 +137,12 @@ func TestAgentMountsTheHostReadOnlyWithoutHostNetworkAndNeedsHostPIDOnlyForCgrou
 func TestJanitorRunsTwoReplicasWithLeaseInTheReleaseNamespaceAndAPodDisruptionBudget(t *testing.T) {
 	objs := objects(t, render(t, defaultValues))
 	dep := find(t, objs, "Deployment", "pressure-janitor")
-	if got, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); got != 2 {
-		t.Errorf("janitor replicas = %d, want 2", got)
+	if got := number(dep.Object, "spec", "replicas"); got != 2 {
+		t.Errorf("janitor replicas = %v, want 2", got)
 	}
 	pdb := find(t, objs, "PodDisruptionBudget", "pressure-janitor")
-	if got, _, _ := unstructured.NestedInt64(pdb.Object, "spec", "minAvailable"); got != 1 {
-		t.Errorf("PDB minAvailable = %d, want 1", got)
+	if got := number(pdb.Object, "spec", "minAvailable"); got != 1 {
+		t.Errorf("PDB minAvailable = %v, want 1", got)
 	}
 	cm := find(t, objs, "ConfigMap", "pressure-janitor")
 	raw, _, _ := unstructured.NestedString(cm.Object, "data", "config.yaml")
@@ -311,6 +310,18 @@ func TestPrometheusRuleCarriesTheAlertsOperatorsAskedFor(t *testing.T) {
 	if !strings.Contains(render(t, allValues), "< 1.5 * pressure_agent_signal_threshold") {
 		t.Errorf("closeToThresholdFactor 1.5 from ci/all-values.yaml is not in the rendered rule")
 	}
+}
+
+// number reads a numeric field of a decoded manifest (JSON numbers decode as float64 or int64).
+func number(obj map[string]any, fields ...string) float64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return -1
 }
 
 func podSpec(t testing.TB, o *unstructured.Unstructured) map[string]any {

@@ -23,6 +23,9 @@ import (
 const (
 	releaseName = "pressure"
 	releaseNS   = "pressure-system"
+	// kubeVersion is the version helm template assumes (the chart requires >= 1.30; helm's own
+	// default is older): the pinned Kubernetes of test/tools.
+	kubeVersion = "1.36.3"
 )
 
 var (
@@ -102,7 +105,7 @@ const (
 // render runs helm template for the release and returns the manifest text.
 func render(t testing.TB, values valuesFile, set ...string) string {
 	t.Helper()
-	args := []string{"template", releaseName, chartDir(t), "--namespace", releaseNS}
+	args := []string{"template", releaseName, chartDir(t), "--namespace", releaseNS, "--kube-version", kubeVersion}
 	if values != "" {
 		args = append(args, "-f", filepath.Join(chartDir(t), string(values)))
 	}

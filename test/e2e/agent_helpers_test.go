@@ -23,8 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/test/images"
 )
@@ -254,4 +256,33 @@ func waitGone(ctx context.Context, t *testing.T, e *env, ns string) {
 		}
 		return len(list.Items) == 0, fmt.Sprintf("%d pods", len(list.Items))
 	})
+}
+
+// resetNode waits until the pods of earlier tests have left the node (their memory is still charged to
+// the pods cgroup while they terminate) and removes what earlier agents left on it: the taint and the
+// ledger annotation, so each test starts from an idle node without agent history.
+func resetNode(t *testing.T, e *env) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	poll(ctx, t, "pods of earlier tests gone from the node", func() (bool, string) {
+		list, err := e.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", e.node.Name()).String()})
+		if err != nil {
+			return false, err.Error()
+		}
+		var left []string
+		for _, p := range list.Items {
+			left = append(left, p.Namespace+"/"+p.Name)
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+	tn := &actuate.Tainter{Client: e.client, Node: e.node.Name()}
+	if _, err := tn.Remove(ctx); err != nil {
+		t.Fatalf("remove leftover taint: %v", err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + actuate.LedgerAnnotation + `":null}}}`)
+	if _, err := e.client.CoreV1().Nodes().Patch(ctx, e.node.Name(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("remove leftover ledger: %v", err)
+	}
 }

@@ -22,6 +22,7 @@ import (
 // the loop is reported on the owner, and the taint lifts again after the loop's cool-down.
 func TestAgentTaintKeepsReplacementOffAndReportsLoop(t *testing.T) {
 	e := requireNode(t)
+	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const cooldown = 20 * time.Second

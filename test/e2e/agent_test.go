@@ -31,6 +31,7 @@ func TestAgentEvictsStressPodBeforeKubeletAndOOMKiller(t *testing.T) {
 }
 
 func testStressRamp(t *testing.T, e *env, rate string) {
+	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "agent-ramp")
@@ -38,7 +39,10 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 	createPod(ctx, t, e, stressPod(ns, "guar", []string{"mem", "--rate", "0", "--target", "64Mi"}, "128Mi", true))
 	waitRunning(ctx, t, e, ns, "burst", "guar")
 	time.Sleep(2 * time.Second) // let both reach their targets
-	a := startAgent(t, e, nil)
+	// The last rung on: at 1 GiB/s the OOM kill is closer than an eviction can complete.
+	a := startAgent(t, e, func(c *agent.Config) {
+		c.Ladder.AllowCgroupKill, c.Settings.KillLead = true, agent.DefaultKillLead
+	})
 	ooms := watchOOM(ctx, t, e, ns)
 	kills := kernelOOMKills(t)
 	start := time.Now()
@@ -123,6 +127,7 @@ func checkObservedAboveKubelet(t *testing.T, evs []corev1.Event) {
 // Scenario 3: a critical pod that uses the most memory is never evicted.
 func TestAgentNeverEvictsCriticalPod(t *testing.T) {
 	e := requireNode(t)
+	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "agent-critical")
@@ -159,5 +164,3 @@ func TestAgentNeverEvictsCriticalPod(t *testing.T) {
 	}
 	t.Logf("agent: %s", strings.Join(a.logLines(`"msg":"evict"`), "\n"))
 }
-
-var _ = agent.PolicyPressure

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if reason := nodeEnvironmentProblem(); reason != "" {
+	if reason := clustertest.NodeProblem(); reason != "" {
 		shared.skip = reason
 		return m.Run()
 	}
@@ -62,7 +62,9 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Generous: StartNode first waits for the machine-wide node lock, which another test
+	// package's node may hold for many minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	if err := start(ctx, bins, dir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: start cluster (logs in %s): %v\n", dir, err)
@@ -131,17 +133,6 @@ func requireNode(t *testing.T) *env {
 		clustertest.SkipOrFail(t, "level-2 node unavailable: %s", shared.skip)
 	}
 	return &shared
-}
-
-// nodeEnvironmentProblem says why this machine cannot run a level-2 node, or "".
-func nodeEnvironmentProblem() string {
-	if os.Geteuid() != 0 {
-		return "not root (containerd, the kubelet and cgroups need root)"
-	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
-		return "no cgroup v1 memory controller at /sys/fs/cgroup/memory: " + err.Error()
-	}
-	return ""
 }
 
 func mustRepo() string {

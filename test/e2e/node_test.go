@@ -35,6 +35,7 @@ func TestDeploymentPodsRunAsRealContainersOnTheNode(t *testing.T) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: sel},
 				Spec: corev1.PodSpec{
+					Tolerations: tolerateAll(),
 					Containers: []corev1.Container{{
 						Name: "pause", Image: images.PauseName, ImagePullPolicy: corev1.PullNever,
 					}},
@@ -145,6 +146,9 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: ns},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
+			// Other tests in this package may leave a NoSchedule taint (e.g. the agent's); this
+			// test is about the kubelet only.
+			Tolerations: tolerateAll(),
 			Containers: []corev1.Container{{
 				Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
 				Args: []string{"mem", "--rate", "64Mi", "--target", "3Gi"},
@@ -178,6 +182,12 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 	// The condition is set at the eviction and kept for evictionPressureTransitionPeriod.
 	poll(ctx, t, "node condition MemoryPressure=True seen", func() (bool, string) { return pressure.seen(), "" })
 	t.Logf("node condition MemoryPressure: %s", pressure.message())
+}
+
+// tolerateAll tolerates every taint, so taints other tests leave on the shared node do not
+// keep these pods Pending.
+func tolerateAll() []corev1.Toleration {
+	return []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 }
 
 // pressureWatch polls the node's MemoryPressure condition in the background.

@@ -105,3 +105,39 @@ func ControlPlane(t testing.TB, opts ...Option) *cluster.ControlPlane {
 	})
 	return cp
 }
+
+// NodeProblem says why this machine cannot run a level-2 node (root, the cgroup v1 memory
+// controller), or "" when it can.
+func NodeProblem() string {
+	if os.Geteuid() != 0 {
+		return "not root (containerd, the kubelet and cgroups need root)"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		return "no cgroup v1 memory controller at /sys/fs/cgroup/memory: " + err.Error()
+	}
+	return ""
+}
+
+// Node starts a level-2 node on cp for t and stops it in t.Cleanup (before the control plane's
+// cleanup, which was registered earlier). It skips (fails under CI=true) when NodeProblem says
+// the machine cannot run one. It waits up to 30 minutes for the machine-wide node lock.
+func Node(t testing.TB, cp *cluster.ControlPlane, opts cluster.NodeOptions) *cluster.Node {
+	t.Helper()
+	if p := NodeProblem(); p != "" {
+		SkipOrFail(t, "level-2 node unavailable: %s", p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	start := time.Now()
+	n, err := cluster.StartNode(ctx, cp, opts)
+	if err != nil {
+		t.Fatalf("start node (state in %s): %v", cp.Dir(), err)
+	}
+	t.Logf("node %s Ready after %s (kubelet config %s)", n.Name(), time.Since(start).Round(time.Millisecond), n.KubeletConfigPath())
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
+	return n
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBadConfigurationFailsBeforeTouchingAnything(t *testing.T) {
+	t.Setenv("NODE_NAME", "")
+	err := run([]string{"--kubeconfig", "/does/not/exist", "--metrics-bind-address", "nope"})
+	if err == nil {
+		t.Fatal("run accepted a configuration without a node name and with a bad address")
+	}
+	for _, want := range []string{"nodeName", "metricsBindAddress"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+func TestUnknownFlagIsAnError(t *testing.T) {
+	if err := run([]string{"--no-such-flag"}); err == nil {
+		t.Error("run accepted an unknown flag")
+	}
+}
+
+func TestVersionAndHelpExitCleanly(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"--help"}} {
+		if err := run(args); err != nil {
+			t.Errorf("run(%v) = %v, want nil", args, err)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+// Level 2: the node's pods get podsLimit bytes (kubeReserved = MemTotal - podsLimit); the kubelet
+// evicts at allocatableMemory.available < 200Mi, the agent (policy pressure, headroom 256Mi) at
+// about 456Mi.
+const (
+	l2PodsLimit      = 2 << 30
+	l2KubeletEvictAt = "200Mi"
+	l2Tag            = "e2e"
+	l2Bridge         = "pressure0" // cluster.NodeOptions default
+)
+
+// nodeProblem says why this machine cannot run a level-2 node, or "".
+func nodeProblem() string {
+	if os.Geteuid() != 0 {
+		return "not root (containerd, the kubelet and cgroups need root)"
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		return "no cgroup v1 memory controller: " + err.Error()
+	}
+	return ""
+}
+
+// daemonImages builds pressure-agent and pressure-janitor (static) and writes their images with
+// the writer of test/images, as hack/imagebuild does.
+func daemonImages(t *testing.T, root string) []images.Image {
+	t.Helper()
+	dir := t.TempDir()
+	var out []images.Image
+	for _, c := range []string{"pressure-agent", "pressure-janitor"} {
+		bin := filepath.Join(dir, c)
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/"+c)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", c, err, b)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		name := "pressure.local/" + c + ":" + l2Tag
+		if err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch()); err != nil {
+			t.Fatal(err)
+		}
+		tarball := filepath.Join(dir, c+".tar")
+		if err := os.WriteFile(tarball, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, images.Image{Name: name, Tarball: tarball})
+	}
+	return out
+}
+
+func goarch() string {
+	out, err := exec.Command("go", "env", "GOARCH").Output()
+	if err != nil {
+		return "amd64"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// routeServiceIPToAPIServer makes the kubernetes Service IP (10.0.0.1:443, the in-cluster
+// configuration of every pod) reach the API server on 127.0.0.1: the test cluster has no
+// kube-proxy. The rule applies only to packets arriving on the node's own bridge.
+func routeServiceIPToAPIServer(t *testing.T, cp *cluster.ControlPlane) {
+	t.Helper()
+	u, err := url.Parse(cp.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	localnet := "/proc/sys/net/ipv4/conf/" + l2Bridge + "/route_localnet"
+	if err := os.WriteFile(localnet, []byte("1"), 0o644); err != nil {
+		t.Fatalf("allow DNAT to loopback from %s: %v", l2Bridge, err)
+	}
+	rule := []string{"PREROUTING", "-i", l2Bridge, "-d", "10.0.0.1", "-p", "tcp", "--dport", "443",
+		"-j", "DNAT", "--to-destination", "127.0.0.1:" + u.Port()}
+	if out, err := exec.Command("iptables", append([]string{"-t", "nat", "-I"}, rule...)...).CombinedOutput(); err != nil {
+		t.Fatalf("iptables: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("iptables", append([]string{"-t", "nat", "-D"}, rule...)...).CombinedOutput(); err != nil {
+			t.Errorf("remove iptables rule: %v: %s", err, out)
+		}
+		_ = os.WriteFile(localnet, []byte("0"), 0o644)
+	})
+}
+
+// TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet is level 2: the chart installed from
+// local images into the real single-node cluster, its agent and janitor pods Ready, then a pod
+// ramping memory is evicted by the agent (not the kubelet, not the OOM killer) and any Evicted
+// shell is deleted by the janitor.
+func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
+	if p := nodeProblem(); p != "" {
+		clustertest.SkipOrFail(t, "level-2 node unavailable: %s", p)
+	}
+	helm(t) // skip (or fail in CI) before building anything when helm is missing
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	testImages, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
+	if err != nil {
+		t.Fatalf("test images: %v", err)
+	}
+	imgs := append(testImages, daemonImages(t, root)...)
+	cp := clustertest.ControlPlane(t)
+	memTotal, err := memTotal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved := resource.NewQuantity(memTotal-l2PodsLimit, resource.BinarySI)
+	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{Images: imgs, KubeletConfig: &kubeletv1beta1.KubeletConfiguration{
+		KubeReserved:            map[string]string{"memory": reserved.String()},
+		KernelMemcgNotification: true,
+		EvictionHard:            map[string]string{"memory.available": l2KubeletEvictAt, "allocatableMemory.available": l2KubeletEvictAt},
+	}})
+	if err != nil {
+		t.Fatalf("start node: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := node.Stop(); err != nil {
+			t.Errorf("stop node: %v", err)
+		}
+	})
+	routeServiceIPToAPIServer(t, cp)
+
+	start := time.Now()
+	out, err := tryHelm(t, "install", releaseName, chartDir(t), "--namespace", releaseNS, "--create-namespace",
+		"--kubeconfig", cp.Kubeconfig(), "--wait", "--timeout", "4m",
+		"--set", "image.pullPolicy=Never", "--set", "image.tag="+l2Tag,
+		"--set", "agent.hostPaths.kubeletRootDir="+node.KubeletRootDir(),
+		"--set", "janitor.config.ttl=0s", "--set", "janitor.config.keepPerOwner=0")
+	if err != nil {
+		dumpPods(t, cp)
+		t.Fatalf("helm install: %v", err)
+	}
+	t.Logf("chart installed, agent and janitor pods Ready in %s:\n%s", time.Since(start).Round(time.Second), out)
+	c := admin(t, cp)
+	for _, sel := range []string{"app.kubernetes.io/component=agent", "app.kubernetes.io/component=janitor"} {
+		pods, err := c.CoreV1().Pods(releaseNS).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if !ready(&p) {
+				t.Errorf("pod %s not Ready after helm --wait", p.Name)
+			}
+		}
+		t.Logf("%s: %d pods Ready", sel, len(pods.Items))
+	}
+
+	createNamespace(t, cp, workload)
+	hog := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: workload},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: ptr.To[int64](5),
+			Containers: []corev1.Container{{
+				Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"mem", "--rate", "64Mi", "--target", "1900Mi"},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceMemory: resource.MustParse("64Mi"), corev1.ResourceCPU: resource.MustParse("10m")}},
+			}},
+		},
+	}
+	if _, err := c.CoreV1().Pods(workload).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, c, "hog", "PressureEviction", 4*time.Minute)
+	t.Logf("agent evicted the hog: %s/%s %q (source %s on %s)", ev.Type, ev.Reason, ev.Message, ev.Source.Component, ev.Source.Host)
+	if ev.Source.Component != "pressure-agent" {
+		t.Errorf("PressureEviction event from %q, want pressure-agent", ev.Source.Component)
+	}
+	if kubelet := events(t, c, "hog", "Evicted"); len(kubelet) > 0 {
+		t.Errorf("the kubelet evicted the hog too (the agent was not first): %q", kubelet[0].Message)
+	}
+	// The agent evicts through the API: the pod is deleted. A Failed/Evicted shell (a kubelet
+	// eviction) would be deleted by the janitor (ttl 0s).
+	waitFor(t, "hog pod gone", 3*time.Minute, func() error {
+		p, err := c.CoreV1().Pods(workload).Get(ctx, "hog", metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Terminated != nil && s.State.Terminated.Reason == "OOMKilled" {
+				t.Errorf("hog was OOM-killed")
+			}
+		}
+		return fmt.Errorf("pod still there: phase %s reason %q", p.Status.Phase, p.Status.Reason)
+	})
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func events(t *testing.T, c kubernetes.Interface, pod, reason string) []corev1.Event {
+	t.Helper()
+	sel := fields.Set{"involvedObject.name": pod, "reason": reason}.AsSelector().String()
+	l, err := c.CoreV1().Events(workload).List(context.Background(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func waitEvent(t *testing.T, c kubernetes.Interface, pod, reason string, timeout time.Duration) corev1.Event {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if evs := events(t, c, pod, reason); len(evs) > 0 {
+			return evs[0]
+		}
+		if time.Now().After(deadline) {
+			all, _ := c.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
+			var b strings.Builder
+			for _, e := range all.Items {
+				fmt.Fprintf(&b, "%s %s/%s %s: %s\n", e.Source.Component, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+			t.Fatalf("no %s event for pod %s within %s; events:\n%s", reason, pod, timeout, b.String())
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// dumpPods logs every pod of the release namespace with its status, for a failed install.
+func dumpPods(t *testing.T, cp *cluster.ControlPlane) {
+	t.Helper()
+	out, _ := kubectl(t, cp, "", "get", "pods", "-A", "-o", "wide")
+	t.Logf("pods:\n%s", out)
+	out, _ = kubectl(t, cp, "", "describe", "pods", "-n", releaseNS)
+	t.Logf("describe:\n%s", out)
+	for _, c := range []string{"agent", "janitor"} {
+		out, _ = kubectl(t, cp, "", "logs", "-n", releaseNS, "-l", "app.kubernetes.io/component="+c, "--tail=30", "--all-containers", "--prefix")
+		t.Logf("%s logs:\n%s", c, out)
+	}
+}
+
+// memTotal reads MemTotal from /proc/meminfo.
+func memTotal() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			var kb int64
+			if _, err := fmt.Sscan(f[1], &kb); err != nil {
+				return 0, err
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo: no MemTotal")
+}

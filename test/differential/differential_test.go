@@ -1,0 +1,297 @@
+package differential
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/signal"
+)
+
+var (
+	seed   = flag.Int64("seed", 20261129, "seed of the case generator")
+	ncases = flag.Int("cases", 400, "number of generated cases")
+)
+
+// tally counts what the run covered, so a generator that stops reaching a path fails the test.
+type tally struct {
+	cases, configErrors, steps, summaryErrors        int
+	pressureEvictions, localEvictions, softEvictions int
+	reclaimSteps, reclaimRelieved, staleSteps        int
+	rejections, byThresholdChoice, byTie, mismatches int
+	memory, disk, pid                                int
+}
+
+func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
+	bin := oracleBinary(t)
+	g := &gen{r: rand.New(rand.NewSource(*seed))}
+	cases := make([]Case, *ncases)
+	for i := range cases {
+		cases[i] = g.genCase(i)
+	}
+	results := runOracleParallel(t, bin, cases, 2)
+	var tl tally
+	reported := 0
+	for i := range cases {
+		diff := compareCase(&cases[i], results[i], &tl)
+		if diff == "" {
+			continue
+		}
+		tl.mismatches++
+		if reported < 10 {
+			reported++
+			t.Errorf("%s (seed %d): kubelet (-) vs core (+):\n%s\ncase and oracle result: %s", cases[i].Name, *seed,
+				diff, dumpCase(t, &cases[i], results[i]))
+		}
+	}
+	t.Logf("%+v", tl)
+	checkCoverage(t, tl)
+	checkDetects(t, cases, results)
+}
+
+// checkDetects shows that the comparison can fail: one-byte or one-bit changes of a kubelet answer
+// that contains a pressure eviction must each be reported.
+func checkDetects(t *testing.T, cases []Case, results []Result) {
+	t.Helper()
+	mutations := map[string]func(*StepResult){
+		"message":   func(s *StepResult) { s.Evictions[0].Message += "x" },
+		"event":     func(s *StepResult) { s.Evictions[0].Event.Annotations = map[string]string{"starved_resource": "cpu"} },
+		"grace":     func(s *StepResult) { *s.Evictions[0].GracePeriodOverride++ },
+		"victim":    func(s *StepResult) { s.Evictions[0].UID += "-other" },
+		"condition": func(s *StepResult) { s.Evictions[0].Condition = nil },
+		"metric":    func(s *StepResult) { s.EvictionCounts = map[string]float64{"no.such.signal": 1} },
+		"pressure":  func(s *StepResult) { s.DiskPressure = !s.DiskPressure },
+		"admission": func(s *StepResult) { s.Admissions[0].Admit = !s.Admissions[0].Admit },
+		"node GC":   func(s *StepResult) { s.ImageGC++ },
+	}
+	for i := range cases {
+		for j, sr := range results[i].Steps {
+			if len(sr.Evictions) != 1 || sr.Evictions[0].Condition == nil || len(sr.Admissions) == 0 {
+				continue
+			}
+			for name, mutate := range mutations {
+				r := cloneResult(t, results[i])
+				mutate(&r.Steps[j])
+				if compareCase(&cases[i], r, &tally{}) == "" {
+					t.Errorf("self-check: %s step %d: a changed %s in the kubelet's answer went unnoticed", cases[i].Name, j, name)
+				}
+			}
+			return
+		}
+	}
+	t.Errorf("self-check: no case with a pressure eviction to mutate")
+}
+
+func cloneResult(t *testing.T, r Result) Result {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Result
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkCoverage fails when the generated cases stopped exercising a path.
+func checkCoverage(t *testing.T, tl tally) {
+	t.Helper()
+	if *ncases < 200 {
+		return
+	}
+	for name, n := range map[string]int{
+		"pressure evictions": tl.pressureEvictions, "local-storage evictions": tl.localEvictions,
+		"soft-threshold evictions": tl.softEvictions, "node-level reclaim steps": tl.reclaimSteps,
+		"reclaim that relieved the pressure": tl.reclaimRelieved, "stale-stats steps": tl.staleSteps,
+		"admission rejections": tl.rejections, "config errors": tl.configErrors, "summary errors": tl.summaryErrors,
+		"memory evictions": tl.memory, "disk evictions": tl.disk, "pid evictions": tl.pid,
+	} {
+		if n == 0 {
+			t.Errorf("coverage: no %s in %d cases", name, tl.cases)
+		}
+	}
+}
+
+func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Result {
+	t.Helper()
+	out := make([]Result, len(cases))
+	var wg sync.WaitGroup
+	chunk := (len(cases) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(cases))
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(out[lo:hi], runOracle(t, bin, cases[lo:hi]))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func dumpCase(t *testing.T, c *Case, r Result) string {
+	dir := filepath.Join(os.TempDir(), "pressure-differential")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%d-%s.json", *seed, c.Name))
+	data, err := json.MarshalIndent(map[string]any{"case": c, "kubelet": r}, "", " ")
+	if err == nil {
+		err = os.WriteFile(path, data, 0o644)
+	}
+	if err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	return path
+}
+
+// compareCase runs the case through our core and returns the first difference, "" when none.
+func compareCase(c *Case, res Result, tl *tally) string {
+	tl.cases++
+	cfg, lsci, err := ourConfig(c)
+	if (err != nil) != (res.ConfigError != "") {
+		return fmt.Sprintf("config: kubelet error %q, ours %v", res.ConfigError, err)
+	}
+	if err != nil {
+		tl.configErrors++
+		return ""
+	}
+	if len(res.Steps) != len(c.Steps) {
+		return fmt.Sprintf("oracle returned %d steps for %d", len(res.Steps), len(c.Steps))
+	}
+	layout := signal.FilesystemLayout{DedicatedImageFs: c.DedicatedImageFs, SplitContainerFs: c.SplitContainerFs}
+	var st decision.State
+	evicted := map[string]bool{}
+	start := time.UnixMilli(c.StartUnixMilli).UTC()
+	for i := range c.Steps {
+		step, k := &c.Steps[i], res.Steps[i]
+		tl.steps++
+		if step.SummaryError {
+			tl.summaryErrors++
+			want := StepResult{SummaryCalls: 1}
+			setConditions(&want, st.Conditions, c.Probes)
+			if diff := cmp.Diff(normalize(k), normalize(want)); diff != "" {
+				return fmt.Sprintf("step %d (summary error):\n%s", i, diff)
+			}
+			continue
+		}
+		snap := kubeconv.Snapshot(step.Summary)
+		if c.Steps[i].Summary.Node.Runtime != nil && snap.Filesystems != layout {
+			return fmt.Sprintf("step %d: kubeconv.Layout %+v, case layout %+v", i, snap.Filesystems, layout)
+		}
+		snap.Filesystems = layout
+		afterSum := step.Summary
+		if step.AfterReclaim != nil {
+			afterSum = step.AfterReclaim
+		}
+		after := kubeconv.Snapshot(afterSum)
+		after.Filesystems = layout
+		in := decision.Input{Now: start.Add(time.Duration(step.OffsetMillis) * time.Millisecond), Snapshot: snap,
+			Config: cfg, DisableLocalStorageCapacityIsolation: !lsci}
+		for p := range step.Pods {
+			if !evicted[string(step.Pods[p].UID)] {
+				in.Candidates = append(in.Candidates, kubeconv.Candidate(&step.Pods[p], snap.Pods))
+			}
+		}
+		next, d := ourStep(st, in, &after)
+		if diff := compareStep(st, in, &after, d, k, c, tl); diff != "" {
+			return fmt.Sprintf("step %d:\n%s\ncore trace:\n%s", i, diff, traceText(d))
+		}
+		count(d, k, tl)
+		st = next
+		for _, e := range k.Evictions {
+			evicted[e.UID] = true
+		}
+	}
+	return ""
+}
+
+// compareStep accepts the kubelet's answer when it equals ours or one of the answers the kubelet
+// could have given by its nondeterminism.
+func compareStep(st decision.State, in decision.Input, after *signal.Snapshot, d decision.Decision, k StepResult,
+	c *Case, tl *tally) string {
+	got := normalize(k)
+	diff := cmp.Diff(got, normalize(view(d, d.Conditions, c.Probes)))
+	if diff == "" {
+		return ""
+	}
+	alts := append([]decision.Decision{d}, thresholdVariants(st, in, after, d)...)
+	for i, ad := range alts {
+		if i > 0 && cmp.Diff(got, normalize(view(ad, d.Conditions, c.Probes))) == "" {
+			tl.byThresholdChoice++
+			return ""
+		}
+		if len(k.Evictions) == 1 {
+			if tv, ok := tieVariant(st, in, ad, k.Evictions[0].UID); ok &&
+				cmp.Diff(got, normalize(view(tv, d.Conditions, c.Probes))) == "" {
+				tl.byTie++
+				return ""
+			}
+		}
+	}
+	return diff
+}
+
+func count(d decision.Decision, k StepResult, tl *tally) {
+	for _, e := range d.Evictions {
+		if e.Path == decision.PathLocalStorage {
+			tl.localEvictions++
+			continue
+		}
+		tl.pressureEvictions++
+		switch {
+		case e.Signal.IsMemory():
+			tl.memory++
+		case e.Signal == signal.PIDAvailable:
+			tl.pid++
+		default:
+			tl.disk++
+		}
+		if e.Grace.Override != 1 || e.Condition == nil {
+			tl.softEvictions++
+		}
+	}
+	if d.NodeReclaim != nil {
+		tl.reclaimSteps++
+		if d.NodeReclaim.Succeeded {
+			tl.reclaimRelieved++
+		}
+	}
+	for _, e := range d.Trace {
+		if e.Kind == decision.KindStale {
+			tl.staleSteps++
+			break
+		}
+	}
+	for _, a := range k.Admissions {
+		if !a.Admit {
+			tl.rejections++
+		}
+	}
+}
+
+func traceText(d decision.Decision) string {
+	var out string
+	for _, e := range d.Trace {
+		if e.Kind == decision.KindRank && len(out) > 6000 {
+			continue
+		}
+		out += fmt.Sprintf("  %v\n", e)
+	}
+	return out
+}

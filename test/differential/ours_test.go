@@ -1,0 +1,197 @@
+package differential
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// ourConfig turns the case's KubeletConfiguration into our Config (file semantics), with the
+// containerfs thresholds derived for the case's filesystem layout as the kubelet's first sync does.
+func ourConfig(c *Case) (threshold.Config, bool, error) {
+	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(c.KubeletConfig), c.Name)
+	if err != nil {
+		return threshold.Config{}, false, err
+	}
+	in := kc.ThresholdInput()
+	in.ExperimentalAllocatableIgnoreEviction = c.ExperimentalAllocatableIgnoreEviction
+	cfg, err := threshold.ParseConfig(in)
+	if err != nil {
+		return threshold.Config{}, false, err
+	}
+	ts, _ := threshold.UpdateContainerFsThresholds(cfg.Thresholds, c.DedicatedImageFs, c.SplitContainerFs)
+	cfg.Thresholds = ts
+	lsci := kc.Config.LocalStorageCapacityIsolation == nil || *kc.Config.LocalStorageCapacityIsolation
+	return cfg, lsci, nil
+}
+
+// ourStep runs one step of our core, including the second call after node-level reclaim.
+func ourStep(st decision.State, in decision.Input, after *signal.Snapshot) (decision.State, decision.Decision) {
+	next, d := decision.Step(st, in)
+	if d.NodeReclaim != nil && d.NodeReclaim.Pending {
+		in.AfterReclaim = after
+		next, d = decision.Step(st, in)
+	}
+	return next, d
+}
+
+// view renders our decision in the oracle's StepResult form.
+func view(d decision.Decision, conds []signal.NodeCondition, probes []v1.Pod) StepResult {
+	sr := StepResult{SummaryCalls: 1}
+	for _, e := range d.Evictions {
+		ov := e.Grace.Override
+		ev := Eviction{UID: e.UID, Namespace: e.Namespace, Name: e.Name, IsEvicted: true, GracePeriodOverride: &ov,
+			Phase: "Failed", Reason: decision.Reason, Message: e.Message,
+			Event: &Event{Kind: "Pod", Namespace: e.Namespace, Name: e.Name, Type: "Warning", Reason: decision.Reason,
+				Message: e.Message, Annotations: nonEmpty(e.Annotations)}}
+		if c := e.Condition; c != nil {
+			ev.Condition = &Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+		}
+		sr.Evictions = append(sr.Evictions, ev)
+		if sr.EvictionCounts == nil {
+			sr.EvictionCounts = map[string]float64{}
+		}
+		sr.EvictionCounts[e.MetricLabel]++
+	}
+	if ne := d.NodeEvent; ne != nil {
+		sr.NodeEvents = []Event{{Kind: "Node", Name: "node", Type: ne.Type, Reason: ne.Reason, Message: ne.Message}}
+	}
+	if nr := d.NodeReclaim; nr != nil {
+		sr.SummaryCalls = 2
+		for _, a := range nr.Actions {
+			switch a {
+			case decision.ContainerGC:
+				sr.ContainerGC++
+			case decision.ImageGC:
+				sr.ImageGC++
+			}
+		}
+	}
+	setConditions(&sr, conds, probes)
+	return sr
+}
+
+func setConditions(sr *StepResult, conds []signal.NodeCondition, probes []v1.Pod) {
+	sr.MemoryPressure, sr.DiskPressure, sr.PIDPressure = false, false, false
+	for _, c := range conds {
+		switch c {
+		case signal.MemoryPressure:
+			sr.MemoryPressure = true
+		case signal.DiskPressure:
+			sr.DiskPressure = true
+		case signal.PIDPressure:
+			sr.PIDPressure = true
+		}
+	}
+	sr.Admissions = nil
+	for i := range probes {
+		ok, msg := decision.Admit(conds, kubeconv.Candidate(&probes[i], nil))
+		a := Admission{Name: probes[i].Name, Admit: ok, Message: msg}
+		if !ok {
+			a.Reason = decision.Reason
+		}
+		sr.Admissions = append(sr.Admissions, a)
+	}
+}
+
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// normalize removes what the kubelet leaves to map order: the order of the conditions in the
+// admission message ("The node had condition: [A B]. ").
+func normalize(sr StepResult) StepResult {
+	out := sr
+	out.Admissions = nil
+	for _, a := range sr.Admissions {
+		if i, j := strings.Index(a.Message, "["), strings.Index(a.Message, "]"); i >= 0 && j > i {
+			parts := strings.Fields(a.Message[i+1 : j])
+			sort.Strings(parts)
+			a.Message = a.Message[:i+1] + strings.Join(parts, " ") + a.Message[j:]
+		}
+		out.Admissions = append(out.Admissions, a)
+	}
+	return out
+}
+
+// thresholdVariants returns our answers for every other acted-on threshold the kubelet may have
+// handled first (any memory one when a memory threshold is acted on, else any): the other acted-on
+// thresholds are made inert so that our core picks that one. Conditions and admission do not depend
+// on the choice and are taken from the real step.
+func thresholdVariants(st decision.State, in decision.Input, after *signal.Snapshot, d decision.Decision) []decision.Decision {
+	if len(d.Acted) < 2 {
+		return nil
+	}
+	memory := false
+	for _, id := range d.Acted {
+		memory = memory || in.Config.Thresholds[id].Signal.IsMemory()
+	}
+	var out []decision.Decision
+	for _, x := range d.Acted[1:] {
+		if memory && !in.Config.Thresholds[x].Signal.IsMemory() {
+			continue
+		}
+		alt := in
+		alt.Config.Thresholds = append([]threshold.Threshold{}, in.Config.Thresholds...)
+		for _, id := range d.Acted {
+			if id != x {
+				alt.Config.Thresholds[id].Operator = ""
+			}
+		}
+		_, ad := ourStep(st, alt, after)
+		out = append(out, ad)
+	}
+	return out
+}
+
+// tieVariant returns our decision with the pressure victim replaced by kubeletVictim when both tie
+// on every kubelet ranking key (only tie-breaker steps between them in our ranking): the kubelet's
+// sort.Sort is unstable beyond 12 pods.
+func tieVariant(st decision.State, in decision.Input, d decision.Decision, kubeletVictim string) (decision.Decision, bool) {
+	if d.Ranking == nil || len(d.Evictions) != 1 || d.Evictions[0].Path != decision.PathPressure {
+		return d, false
+	}
+	pos := map[string]int{}
+	for i, e := range d.Ranking.Entries {
+		pos[e.Candidate.UID] = i
+	}
+	a, okA := pos[d.Evictions[0].UID]
+	b, okB := pos[kubeletVictim]
+	if !okA || !okB || a == b {
+		return d, false
+	}
+	if a > b {
+		a, b = b, a
+	}
+	for i := a; i < b; i++ {
+		switch d.Ranking.Steps[i].Key {
+		case rank.KeyTieName, rank.KeyTieUID, rank.KeyTieInput:
+		default:
+			return d, false
+		}
+	}
+	p := decision.PredictOrder(st, in, decision.PredictOptions{})
+	for _, o := range p.Order {
+		if o.Eviction.UID == kubeletVictim && !o.Critical {
+			alt := d
+			ev := o.Eviction
+			if ev.Signal != d.Evictions[0].Signal {
+				return d, false
+			}
+			alt.Evictions = []decision.Eviction{ev}
+			return alt, true
+		}
+	}
+	return d, false
+}
