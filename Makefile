@@ -68,7 +68,7 @@ dist: ## release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dis
 	done
 	@rm -rf dist/.build
 	@cd dist && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
-	@sed -e 's/@VERSION@/$(VERSION)/g' \
+	@sed -e '/^#/d' -e 's/@VERSION@/$(VERSION)/g' \
 		-e "s/@SHA256_LINUX_AMD64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_amd64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
 		-e "s/@SHA256_LINUX_ARM64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_arm64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
 		deploy/krew/pressure.yaml > dist/pressure.yaml

@@ -33,6 +33,6 @@ if [[ ! -e "${policy}" ]]; then
 	chmod +x "${policy}"
 	created_policy=true
 fi
-trap '[[ "${created_policy}" == true ]] && rm -f "${policy}"' EXIT
+trap 'if [[ "${created_policy}" == true ]]; then rm -f "${policy}"; fi' EXIT
 apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 log "installed ${need[*]}"

@@ -67,8 +67,10 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	res.Decision = d
 	a.observeStatsAge(d)
 	res.Victims = a.choose(prev, in, d)
-	res.Actions = a.act(ctx, now, cfg, snap, res.Victims, active)
+	// The taint goes on before the evictions: a controller replaces an evicted pod within milliseconds
+	// and the scheduler must already see the node tainted.
 	a.breaker(ctx, now, res.Pressure, pods)
+	res.Actions = a.act(ctx, now, cfg, snap, res.Victims, active)
 	a.remember(snap)
 	if a.Rearm != nil {
 		a.Rearm(cfg, snap)

@@ -37,6 +37,9 @@ func TestJanitorOnControlPlane(t *testing.T) {
 	t.Run("precondition: a pod whose resourceVersion changed is not deleted", func(t *testing.T) {
 		testStaleResourceVersion(t, client, f.on(t))
 	})
+	t.Run("dry-run: reports the pod once, deletes nothing, writes no evidence", func(t *testing.T) {
+		testDryRun(t, cp.RESTConfig(), client, f.on(t))
+	})
 	t.Run("leader election: only the leader deletes and a cancelled leader hands over", func(t *testing.T) {
 		testLeaderElection(t, cp.RESTConfig(), client, f.on(t))
 	})
@@ -223,4 +226,34 @@ func metricValue(t *testing.T, reg prometheus.Gatherer, name, label, value strin
 		}
 	}
 	return 0
+}
+
+func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fixtures) {
+	ctx := context.Background()
+	f.namespace("dry")
+	f.evicted("dry", "old", time.Now().Add(-time.Hour))
+	f.evicted("dry", "fresh", time.Now())
+	cfg := testConfig(time.Minute, "dry")
+	cfg.DryRun = true
+	reg := prometheus.NewRegistry()
+	startJanitor(t, cfg, janitor.Options{RESTConfig: rc, Registry: reg, Logger: testLogger(t, "dry"), Identity: "dry"})
+	eventually(t, 30*time.Second, "a dry-run deletion", func() error {
+		if got := metricValue(t, reg, "pressure_janitor_pods_deleted_total", "dry_run", "true"); got != 1 {
+			return fmt.Errorf("deleted_total{dry_run=true} = %v", got)
+		}
+		return nil
+	})
+	// Poke the janitor with a change; the pod must not be reported twice.
+	if _, err := setStatus(ctx, client, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "dry", Name: "fresh"}}, v1.PodFailed, time.Now()); err != nil {
+		t.Fatalf("update pod: %v", err)
+	}
+	time.Sleep(2 * time.Second)
+	waitForPods(t, client, "dry", nil, []string{"old", "fresh"})
+	if got := metricValue(t, reg, "pressure_janitor_pods_deleted_total", "dry_run", "true"); got != 1 {
+		t.Errorf("deleted_total{dry_run=true} = %v after another pass; want 1", got)
+	}
+	evs, err := client.CoreV1().Events("dry").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
+	if err != nil || len(evs.Items) != 0 {
+		t.Errorf("dry-run wrote %d evidence events (err %v); want none", len(evs.Items), err)
+	}
 }

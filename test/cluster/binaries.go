@@ -13,8 +13,10 @@ import (
 	"strings"
 )
 
-// BinaryNames are the programs hack/build-k8s.sh builds.
-var binaryNames = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl", "etcd"}
+// binaryNames are the programs hack/build-k8s.sh builds.
+func binaryNames() []string {
+	return []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubectl", "etcd"}
+}
 
 // Binaries is a directory holding the Kubernetes and etcd binaries.
 type Binaries struct {
@@ -27,7 +29,7 @@ func (b Binaries) Path(name string) string { return filepath.Join(b.Dir, name) }
 // Missing lists the binaries that are not executable files in Dir.
 func (b Binaries) Missing() []string {
 	var missing []string
-	for _, n := range binaryNames {
+	for _, n := range binaryNames() {
 		fi, err := os.Stat(b.Path(n))
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			missing = append(missing, n)

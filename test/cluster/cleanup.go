@@ -121,14 +121,37 @@ func (c NodeCleanup) killShims() {
 			inodes["socket:["+ino+"]"] = true
 		}
 	}
-	if len(inodes) == 0 {
-		return
-	}
-	for _, pid := range pidsHoldingAny(inodes) {
+	pids := pidsHoldingAny(inodes)
+	// If the bundles are gone (someone removed the node dir), the shims still name our
+	// containerd in their arguments: "-address <our socket>".
+	pids = append(pids, shimsOf(filepath.Join(c.Dir, "containerd.sock"))...)
+	for _, pid := range pids {
 		p := &Process{Name: "containerd-shim", PID: pid}
 		p.StartTime, _ = procStartTime(pid)
 		_ = p.Stop(5 * time.Second)
 	}
+}
+
+// shimsOf lists the containerd shims started by the containerd listening on sock: processes
+// whose argument list holds "-address" followed by exactly sock.
+func shimsOf(sock string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := "\x00-address\x00" + sock + "\x00"
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // unixSocketInodes returns the inodes of the unix sockets bound to path (/proc/net/unix).
@@ -150,6 +173,9 @@ func unixSocketInodes(path string) []string {
 
 // pidsHoldingAny lists the processes with an open fd whose link is in targets, in PID order.
 func pidsHoldingAny(targets map[string]bool) []int {
+	if len(targets) == 0 {
+		return nil
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -425,3 +451,19 @@ func CleanStaleNode(lockPath string) (running bool, err error) {
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// HasMountsUnder reports whether anything is mounted at or below dir (a node that was not
+// stopped): such a dir must not be removed, or the node's cleanup data goes with it.
+func HasMountsUnder(dir string) bool {
+	points, err := mountPoints()
+	if err != nil {
+		return true
+	}
+	prefix := filepath.Clean(dir)
+	for _, p := range points {
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}

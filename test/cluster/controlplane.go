@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -106,7 +107,22 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 	if err := cp.waitDefaultServiceAccount(ctx); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
+	if err := cp.writeState(); err != nil {
+		return nil, fmt.Errorf("start control plane: %w", err)
+	}
 	return cp, nil
+}
+
+// writeState records the running processes in <dir>/state.json, so a control plane leaked by a
+// killed test can be stopped with `hack/cluster.sh down --state <dir>`.
+func (cp *ControlPlane) writeState() error {
+	var ps []*Process
+	for _, p := range []*Process{cp.etcd, cp.apiserver, cp.cm, cp.scheduler} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return WriteState(StatePath(cp.dir), State{Dir: cp.dir, Kubeconfig: cp.kubeconfig, Server: cp.server, Processes: ps})
 }
 
 // Dir is the state directory.
@@ -191,6 +207,11 @@ func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
 		return err
 	}
 	cp.apiserver = p
+	if cp.cm != nil { // a restart: record the new PID
+		if err := cp.writeState(); err != nil {
+			return err
+		}
+	}
 	client, err := kubernetes.NewForConfig(cp.RESTConfig())
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
@@ -332,10 +353,10 @@ func (cp *ControlPlane) waitDefaultServiceAccount(ctx context.Context) error {
 		return err
 	}
 	return cp.cm.waitReady(ctx, cp.timeout, func(ctx context.Context) error {
-		if _, err := client.CoreV1().Namespaces().Get(ctx, "default", getOpts); err != nil {
+		if _, err := client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("namespace default: %w", err)
 		}
-		if _, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", getOpts); err != nil {
+		if _, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("serviceaccount default/default: %w", err)
 		}
 		return nil

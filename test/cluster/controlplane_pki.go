@@ -3,18 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-var getOpts = metav1.GetOptions{}
 
 // controlPlanePKI is every key the control plane uses, under <dir>/pki.
 type controlPlanePKI struct {
@@ -121,11 +116,4 @@ func httpOK(ctx context.Context, pki *controlPlanePKI, url string) error {
 		return fmt.Errorf("GET %s: status %d: %s", url, resp.StatusCode, body)
 	}
 	return nil
-}
-
-// certPool returns a pool holding the cluster CA.
-func (cp *ControlPlane) certPool() *x509.CertPool {
-	pool := x509.NewCertPool()
-	pool.AddCert(cp.pki.ca.cert)
-	return pool
 }

@@ -16,7 +16,11 @@
 // Process output goes to <name>.log in the state directory; start errors quote its tail.
 //
 // The same code serves tests (the caller's lifetime; see package clustertest) and the
-// detached cluster of hack/cluster.sh (cmd/cluster), which records the PIDs in a State file.
+// detached cluster of hack/cluster.sh (cmd/cluster). Every control plane records its PIDs in
+// <dir>/state.json (State), so `hack/cluster.sh down --state <dir>` stops a leaked one; the
+// node records what to clean in /run/pressure-node.json, which the next StartNode (or down)
+// uses after a crash. Shims are found by the socket containerd recorded for them or by their
+// "-address <our containerd socket>" argument, never by program name.
 //
 // The binaries come from hack/build-k8s.sh (see Binaries); the node dependencies from
 // hack/install-node-deps.sh.

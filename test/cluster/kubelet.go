@@ -18,8 +18,6 @@ import (
 // podsCgroupName is the kubelet's pods cgroup with cgroupfs and cgroupRoot "/".
 const podsCgroupName = "kubepods"
 
-var deleteOpts = metav1.DeleteOptions{}
-
 // DefaultKubeletConfig is the harness base configuration for a node serving on ip: cgroup v1
 // allowed, cgroupfs, QoS cgroups, pods allocatable enforced, oomScoreAdj 0 and no
 // swap or iptables requirements (see real-cluster-notes.md), x509 + webhook auth with the
@@ -173,7 +171,7 @@ func startKubelet(ctx context.Context, cp *ControlPlane, opts NodeOptions, ip ne
 		return p, err
 	}
 	err = p.waitReady(ctx, timeout, func(ctx context.Context) error {
-		node, err := client.CoreV1().Nodes().Get(ctx, opts.Name, getOpts)
+		node, err := client.CoreV1().Nodes().Get(ctx, opts.Name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("node %s: %w", opts.Name, err)
 		}

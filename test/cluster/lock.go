@@ -5,33 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // acquireLock takes an exclusive flock on path, waiting until ctx is done. The lock is held
 // as long as the returned file (or a copy of its descriptor in a child process) is open.
+//
+// It waits in a blocking flock (the kernel wakes a blocked waiter at release, so waiters are
+// served roughly in turn, unlike polling); if ctx ends first, the waiting goroutine releases
+// the lock as soon as it gets it.
 func acquireLock(ctx context.Context, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open node lock: %w", err)
 	}
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return f, nil
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
+		return f, nil
+	}
+	got := make(chan error, 1)
+	go func() {
+		for {
+			err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			got <- err
+			return
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		select {
-		case <-ctx.Done():
+		return f, nil
+	case <-ctx.Done():
+		go func() {
+			<-got
 			f.Close()
-			return nil, fmt.Errorf("lock %s: another node holds it: %w", path, ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
+		}()
+		return nil, fmt.Errorf("lock %s: another node holds it: %w", path, ctx.Err())
 	}
 }
 

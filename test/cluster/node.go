@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kube-pressure/pressure/test/images"
@@ -231,7 +232,7 @@ func (n *Node) deleteNodeObject() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = client.CoreV1().Nodes().Delete(ctx, n.name, deleteOpts)
+	err = client.CoreV1().Nodes().Delete(ctx, n.name, metav1.DeleteOptions{})
 	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("delete node object: %w", err)
 	}

@@ -159,3 +159,27 @@ func TestProcessStopEndsTheProcessByPID(t *testing.T) {
 		t.Errorf("Stop took %s, want at least the SIGTERM timeout", took)
 	}
 }
+
+func TestShimsOfFindsProcessesNamingOurContainerdSocket(t *testing.T) {
+	sock := t.TempDir() + "/containerd.sock"
+	p, err := startProcess("fake-shim", t.TempDir()+"/shim.log", []string{"/bin/sh", "-c", "sleep 30", "-address", sock}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	other, err := startProcess("other-shim", t.TempDir()+"/other.log", []string{"/bin/sh", "-c", "sleep 30", "-address", sock + ".other"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop(time.Second)
+	// Until exec, a child shows the parent's (the test binary's) command line.
+	got := shimsOf(sock)
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); got = shimsOf(sock) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // let the other one exec too: it must still not match
+	got = shimsOf(sock)
+	if diff := cmp.Diff(got, []int{p.PID}); diff != "" {
+		t.Errorf("shimsOf(%s) (-got +want):\n%s", sock, diff)
+	}
+}

@@ -71,7 +71,7 @@ func manifestOf(t testing.TB, objs []*unstructured.Unstructured) string {
 
 func TestRenderedManifestsPassServerSideDryRunApply(t *testing.T) {
 	manifests := map[valuesFile]string{defaultValues: render(t, defaultValues), allValues: render(t, allValues)}
-	cp := clustertest.ControlPlane(t)
+	cp := controlPlane(t)
 	createNamespace(t, cp, releaseNS)
 	crds, err := os.ReadFile(filepath.Join("testdata", "monitoring-crds.yaml"))
 	if err != nil {

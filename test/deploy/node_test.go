@@ -113,6 +113,27 @@ func routeServiceIPToAPIServer(t *testing.T, cp *cluster.ControlPlane) {
 	})
 }
 
+// routePodsToServiceIP adds a route to the kubernetes Service address into the network namespace
+// of every pod sandbox of the node (idempotent): the test cluster's bridge CNI configuration gives pods only
+// their subnet route (no default gateway), so 10.0.0.1 is unreachable from pods. Pods started
+// later do not need the API. The routes go with the namespaces.
+func routePodsToServiceIP(t *testing.T, node *cluster.Node) {
+	t.Helper()
+	entries, err := os.ReadDir("/var/run/netns")
+	if err != nil {
+		t.Fatalf("pod network namespaces: %v", err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "cni-") {
+			continue
+		}
+		out, err := exec.Command("ip", "netns", "exec", e.Name(), "ip", "route", "replace", "10.0.0.1/32", "via", node.IP().String()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("route in %s: %v: %s", e.Name(), err, out)
+		}
+	}
+}
+
 // TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet is level 2: the chart installed from
 // local images into the real single-node cluster, its agent and janitor pods Ready, then a pod
 // ramping memory is evicted by the agent (not the kubelet, not the OOM killer) and any Evicted
@@ -123,14 +144,14 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	}
 	helm(t) // skip (or fail in CI) before building anything when helm is missing
 	root := repoRoot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute) // includes waiting for the machine-wide node lock
 	defer cancel()
 	testImages, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
 	if err != nil {
 		t.Fatalf("test images: %v", err)
 	}
 	imgs := append(testImages, daemonImages(t, root)...)
-	cp := clustertest.ControlPlane(t)
+	cp := controlPlane(t)
 	memTotal, err := memTotal()
 	if err != nil {
 		t.Fatal(err)
@@ -161,20 +182,29 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		dumpPods(t, cp)
 		t.Fatalf("helm install: %v", err)
 	}
-	t.Logf("chart installed, agent and janitor pods Ready in %s:\n%s", time.Since(start).Round(time.Second), out)
+	t.Logf("helm install returned after %s:\n%s", time.Since(start).Round(time.Second), out)
 	c := admin(t, cp)
-	for _, sel := range []string{"app.kubernetes.io/component=agent", "app.kubernetes.io/component=janitor"} {
-		pods, err := c.CoreV1().Pods(releaseNS).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	// helm --wait lets a DaemonSet with maxUnavailable 10% of one node pass with no pod Ready:
+	// wait for every agent and janitor pod ourselves.
+	waitFor(t, "agent and janitor pods Ready", 3*time.Minute, func() error {
+		routePodsToServiceIP(t, node) // sandboxes appear while we wait
+		pods, err := c.CoreV1().Pods(releaseNS).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
+		count := map[string]int{}
 		for _, p := range pods.Items {
 			if !ready(&p) {
-				t.Errorf("pod %s not Ready after helm --wait", p.Name)
+				return fmt.Errorf("pod %s not Ready", p.Name)
 			}
+			count[p.Labels["app.kubernetes.io/component"]]++
 		}
-		t.Logf("%s: %d pods Ready", sel, len(pods.Items))
-	}
+		if count["agent"] != 1 || count["janitor"] != 2 {
+			return fmt.Errorf("Ready pods by component %v, want 1 agent and 2 janitors", count)
+		}
+		return nil
+	})
+	t.Logf("agent and janitor pods Ready %s after helm install", time.Since(start).Round(time.Second))
 
 	createNamespace(t, cp, workload)
 	hog := &corev1.Pod{
@@ -202,7 +232,8 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		t.Errorf("the kubelet evicted the hog too (the agent was not first): %q", kubelet[0].Message)
 	}
 	// The agent evicts through the API: the pod is deleted. A Failed/Evicted shell (a kubelet
-	// eviction) would be deleted by the janitor (ttl 0s).
+	// eviction) is deleted by the janitor (ttl 0s) after it wrote its evidence Event.
+	var shell bool
 	waitFor(t, "hog pod gone", 3*time.Minute, func() error {
 		p, err := c.CoreV1().Pods(workload).Get(ctx, "hog", metav1.GetOptions{})
 		if err != nil {
@@ -213,8 +244,66 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 				t.Errorf("hog was OOM-killed")
 			}
 		}
+		// A pod being deleted passes through Failed (its container exits 3 on SIGTERM); only a
+		// kubelet eviction leaves a Failed/Evicted pod without a deletion timestamp.
+		shell = shell || (p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" && p.DeletionTimestamp == nil)
 		return fmt.Errorf("pod still there: phase %s reason %q", p.Status.Phase, p.Status.Reason)
 	})
+	if shell {
+		ev := waitEvent(t, c, "hog", "EvictedPodDeleted", time.Minute)
+		t.Logf("janitor deleted the Evicted shell: %q", ev.Message)
+	} else {
+		t.Logf("the hog was deleted through the Eviction API: no Evicted shell for the janitor")
+	}
+
+	// The janitor on a shell like the kubelet leaves: a pod of the node marked Failed/Evicted.
+	shellPod := createPod(t, c, workload, "evicted-shell", node.Name(), "")
+	shellPod.Status.Phase, shellPod.Status.Reason = corev1.PodFailed, "Evicted"
+	shellPod.Status.Message = "The node was low on resource: memory. (test)"
+	if _, err := c.CoreV1().Pods(workload).UpdateStatus(ctx, shellPod, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("mark pod Evicted: %v", err)
+	}
+	ev = waitEvent(t, c, "evicted-shell", "EvictedPodDeleted", 2*time.Minute)
+	t.Logf("janitor evidence: %s %q", ev.Source.Component, ev.Message)
+	waitFor(t, "evicted shell deleted", time.Minute, func() error {
+		_, err := c.CoreV1().Pods(workload).Get(ctx, "evicted-shell", metav1.GetOptions{})
+		if err == nil {
+			return errors.New("still there")
+		}
+		return nil
+	})
+
+	logFootprint(t, c)
+}
+
+// logFootprint logs the resident memory and CPU time of the agent and janitor pods from their own
+// /metrics (through the API server's pod proxy): the numbers agent.resources and janitor.resources
+// must cover (docs/operations.md "Sizing").
+func logFootprint(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	pods, err := c.CoreV1().Pods(releaseNS).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		body, err := c.CoreV1().Pods(releaseNS).ProxyGet("http", p.Name, "8080", "/metrics", nil).DoRaw(context.Background())
+		if err != nil {
+			t.Errorf("metrics of %s: %v", p.Name, err)
+			continue
+		}
+		var rss, cpu string
+		for _, l := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(l, "process_resident_memory_bytes "); ok {
+				rss = v
+			}
+			if v, ok := strings.CutPrefix(l, "process_cpu_seconds_total "); ok {
+				cpu = v
+			}
+		}
+		var b float64
+		fmt.Sscan(rss, &b)
+		t.Logf("footprint %s: resident %.1f MiB, cpu %s s since start %s", p.Name, b/(1<<20), cpu, p.Status.StartTime)
+	}
 }
 
 func ready(p *corev1.Pod) bool {

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -144,9 +145,15 @@ func errContains(err error, want string) error {
 	return nil
 }
 
-// controlPlane starts a control plane for the RBAC and admission tests.
+// controlPlane starts a control plane for the tests of this package, in a state directory of our
+// own prefix (pressure-deploy-): while these tests were written, something on the shared machine
+// removed /tmp/pressure-cluster-* directories under running control planes.
 func controlPlane(t *testing.T) *cluster.ControlPlane {
 	t.Helper()
 	helm(t) // skip (or fail in CI) before starting anything when helm is missing
-	return clustertest.ControlPlane(t)
+	dir, err := os.MkdirTemp("", "pressure-deploy-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clustertest.ControlPlane(t, clustertest.WithOptions(func(o *cluster.ControlPlaneOptions) { o.Dir = dir }))
 }

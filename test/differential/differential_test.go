@@ -21,6 +21,7 @@ import (
 var (
 	seed   = flag.Int64("seed", 20261129, "seed of the case generator")
 	ncases = flag.Int("cases", 400, "number of generated cases")
+	write  = flag.String("write-cases", "", "also write the generated cases to this file (JSON lines, the oracle's input)")
 )
 
 // tally counts what the run covered, so a generator that stops reaching a path fails the test.
@@ -29,7 +30,7 @@ type tally struct {
 	pressureEvictions, localEvictions, softEvictions int
 	reclaimSteps, reclaimRelieved, staleSteps        int
 	rejections, byThresholdChoice, byTie, mismatches int
-	memory, disk, pid                                int
+	memory, disk, pid, idleSteps                     int
 }
 
 func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
@@ -38,6 +39,9 @@ func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
 	cases := make([]Case, *ncases)
 	for i := range cases {
 		cases[i] = g.genCase(i)
+	}
+	if *write != "" {
+		writeCases(t, *write, cases)
 	}
 	results := runOracleParallel(t, bin, cases, 2)
 	var tl tally
@@ -127,6 +131,7 @@ func checkCoverage(t *testing.T, tl tally) {
 func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Result {
 	t.Helper()
 	out := make([]Result, len(cases))
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	chunk := (len(cases) + workers - 1) / workers
 	for w := 0; w < workers; w++ {
@@ -137,11 +142,33 @@ func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			copy(out[lo:hi], runOracle(t, bin, cases[lo:hi]))
+			rs, err := runOracle(bin, cases[lo:hi])
+			copy(out[lo:hi], rs)
+			errs[w] = err
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	return out
+}
+
+func writeCases(t *testing.T, path string, cases []Case) {
+	t.Helper()
+	var b []byte
+	for i := range cases {
+		data, err := json.Marshal(&cases[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, data...), '\n')
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func dumpCase(t *testing.T, c *Case, r Result) string {
@@ -163,7 +190,7 @@ func dumpCase(t *testing.T, c *Case, r Result) string {
 // compareCase runs the case through our core and returns the first difference, "" when none.
 func compareCase(c *Case, res Result, tl *tally) string {
 	tl.cases++
-	cfg, lsci, err := ourConfig(c)
+	cfg, lsci, idle, err := ourConfig(c)
 	if (err != nil) != (res.ConfigError != "") {
 		return fmt.Sprintf("config: kubelet error %q, ours %v", res.ConfigError, err)
 	}
@@ -181,7 +208,7 @@ func compareCase(c *Case, res Result, tl *tally) string {
 	for i := range c.Steps {
 		step, k := &c.Steps[i], res.Steps[i]
 		tl.steps++
-		if step.SummaryError {
+		if step.SummaryError && !idle {
 			tl.summaryErrors++
 			want := StepResult{SummaryCalls: 1}
 			setConditions(&want, st.Conditions, c.Probes)
@@ -191,7 +218,7 @@ func compareCase(c *Case, res Result, tl *tally) string {
 			continue
 		}
 		snap := kubeconv.Snapshot(step.Summary)
-		if c.Steps[i].Summary.Node.Runtime != nil && snap.Filesystems != layout {
+		if step.Summary != nil && step.Summary.Node.Runtime != nil && snap.Filesystems != layout {
 			return fmt.Sprintf("step %d: kubeconv.Layout %+v, case layout %+v", i, snap.Filesystems, layout)
 		}
 		snap.Filesystems = layout
@@ -209,6 +236,16 @@ func compareCase(c *Case, res Result, tl *tally) string {
 			}
 		}
 		next, d := ourStep(st, in, &after)
+		if idle { // the kubelet's synchronize returns at once: nothing read, nothing done
+			tl.idleSteps++
+			want := view(d, d.Conditions, c.Probes)
+			want.SummaryCalls = 0
+			if diff := cmp.Diff(normalize(k), normalize(want)); diff != "" {
+				return fmt.Sprintf("step %d (nothing configured):\n%s", i, diff)
+			}
+			st = next
+			continue
+		}
 		if diff := compareStep(st, in, &after, d, k, c, tl); diff != "" {
 			return fmt.Sprintf("step %d:\n%s\ncore trace:\n%s", i, diff, traceText(d))
 		}
@@ -230,14 +267,14 @@ func compareStep(st decision.State, in decision.Input, after *signal.Snapshot, d
 	if diff == "" {
 		return ""
 	}
-	alts := append([]decision.Decision{d}, thresholdVariants(st, in, after, d)...)
-	for i, ad := range alts {
-		if i > 0 && cmp.Diff(got, normalize(view(ad, d.Conditions, c.Probes))) == "" {
+	alts := append([]variant{{in, d}}, thresholdVariants(st, in, after, d)...)
+	for i, a := range alts {
+		if i > 0 && cmp.Diff(got, normalize(view(a.d, d.Conditions, c.Probes))) == "" {
 			tl.byThresholdChoice++
 			return ""
 		}
 		if len(k.Evictions) == 1 {
-			if tv, ok := tieVariant(st, in, ad, k.Evictions[0].UID); ok &&
+			if tv, ok := tieVariant(st, a.in, a.d, k.Evictions[0].UID); ok &&
 				cmp.Diff(got, normalize(view(tv, d.Conditions, c.Probes))) == "" {
 				tl.byTie++
 				return ""

@@ -123,14 +123,14 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// runOracle feeds the cases to one oracle process and returns one result per case.
-func runOracle(t *testing.T, bin string, cases []Case) []Result {
-	t.Helper()
+// runOracle feeds the cases to one oracle process and returns one result per case. It runs on a
+// worker goroutine, so it returns errors instead of failing the test.
+func runOracle(bin string, cases []Case) ([]Result, error) {
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	for i := range cases {
 		if err := enc.Encode(&cases[i]); err != nil {
-			t.Fatalf("encode case %s: %v", cases[i].Name, err)
+			return nil, fmt.Errorf("encode case %s: %w", cases[i].Name, err)
 		}
 	}
 	cmd := exec.Command(bin)
@@ -138,7 +138,7 @@ func runOracle(t *testing.T, bin string, cases []Case) []Result {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("oracle: %v\n%s", err, tail(stderr.String(), 4000))
+		return nil, fmt.Errorf("oracle: %w\n%s", err, tail(stderr.String(), 4000))
 	}
 	dec := json.NewDecoder(&stdout)
 	var out []Result
@@ -147,13 +147,13 @@ func runOracle(t *testing.T, bin string, cases []Case) []Result {
 		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			t.Fatalf("decode oracle result %d: %v", len(out), err)
+			return nil, fmt.Errorf("decode oracle result %d: %w", len(out), err)
 		}
 		out = append(out, r)
 	}
 	if len(out) != len(cases) {
-		t.Fatalf("oracle returned %d results for %d cases; stderr:\n%s", len(out), len(cases),
+		return nil, fmt.Errorf("oracle returned %d results for %d cases; stderr:\n%s", len(out), len(cases),
 			tail(strings.TrimSpace(stderr.String()), 4000))
 	}
-	return out
+	return out, nil
 }

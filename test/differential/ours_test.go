@@ -16,21 +16,25 @@ import (
 
 // ourConfig turns the case's KubeletConfiguration into our Config (file semantics), with the
 // containerfs thresholds derived for the case's filesystem layout as the kubelet's first sync does.
-func ourConfig(c *Case) (threshold.Config, bool, error) {
+// idle reports the kubelet's "nothing to do" configuration (no thresholds and no local-storage
+// isolation), in which synchronize returns before reading anything. It is judged before the
+// containerfs derivation, as the kubelet's check runs before it.
+func ourConfig(c *Case) (cfg threshold.Config, lsci, idle bool, err error) {
 	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(c.KubeletConfig), c.Name)
 	if err != nil {
-		return threshold.Config{}, false, err
+		return cfg, false, false, err
 	}
 	in := kc.ThresholdInput()
 	in.ExperimentalAllocatableIgnoreEviction = c.ExperimentalAllocatableIgnoreEviction
-	cfg, err := threshold.ParseConfig(in)
+	cfg, err = threshold.ParseConfig(in)
 	if err != nil {
-		return threshold.Config{}, false, err
+		return cfg, false, false, err
 	}
+	lsci = kc.Config.LocalStorageCapacityIsolation == nil || *kc.Config.LocalStorageCapacityIsolation
+	idle = len(cfg.Thresholds) == 0 && !lsci
 	ts, _ := threshold.UpdateContainerFsThresholds(cfg.Thresholds, c.DedicatedImageFs, c.SplitContainerFs)
 	cfg.Thresholds = ts
-	lsci := kc.Config.LocalStorageCapacityIsolation == nil || *kc.Config.LocalStorageCapacityIsolation
-	return cfg, lsci, nil
+	return cfg, lsci, idle, nil
 }
 
 // ourStep runs one step of our core, including the second call after node-level reclaim.
@@ -125,11 +129,17 @@ func normalize(sr StepResult) StepResult {
 	return out
 }
 
+// variant is one answer the kubelet could have given, with the input that makes our core give it.
+type variant struct {
+	in decision.Input
+	d  decision.Decision
+}
+
 // thresholdVariants returns our answers for every other acted-on threshold the kubelet may have
 // handled first (any memory one when a memory threshold is acted on, else any): the other acted-on
 // thresholds are made inert so that our core picks that one. Conditions and admission do not depend
 // on the choice and are taken from the real step.
-func thresholdVariants(st decision.State, in decision.Input, after *signal.Snapshot, d decision.Decision) []decision.Decision {
+func thresholdVariants(st decision.State, in decision.Input, after *signal.Snapshot, d decision.Decision) []variant {
 	if len(d.Acted) < 2 {
 		return nil
 	}
@@ -137,7 +147,7 @@ func thresholdVariants(st decision.State, in decision.Input, after *signal.Snaps
 	for _, id := range d.Acted {
 		memory = memory || in.Config.Thresholds[id].Signal.IsMemory()
 	}
-	var out []decision.Decision
+	var out []variant
 	for _, x := range d.Acted[1:] {
 		if memory && !in.Config.Thresholds[x].Signal.IsMemory() {
 			continue
@@ -149,10 +159,27 @@ func thresholdVariants(st decision.State, in decision.Input, after *signal.Snaps
 				alt.Config.Thresholds[id].Operator = ""
 			}
 		}
-		_, ad := ourStep(st, alt, after)
-		out = append(out, ad)
+		// Node-level reclaim succeeds only when no configured threshold is met after it, including
+		// the ones made inert here. When some is, hand the alternative the pre-reclaim snapshot, on
+		// which x itself is still met (with min-reclaim), so reclaim fails there too.
+		altAfter := after
+		if metAfterReclaim(in.Config, after) {
+			altAfter = &in.Snapshot
+		}
+		_, ad := ourStep(st, alt, altAfter)
+		out = append(out, variant{alt, ad})
 	}
 	return out
+}
+
+// metAfterReclaim reports whether any configured threshold is met, with min-reclaim, on after.
+func metAfterReclaim(cfg threshold.Config, after *signal.Snapshot) bool {
+	for _, t := range cfg.Thresholds {
+		if o, ok := after.Observations[t.Signal]; ok && !t.Inert() && threshold.Met(t, o, true) {
+			return true
+		}
+	}
+	return false
 }
 
 // tieVariant returns our decision with the pressure victim replaced by kubeletVictim when both tie

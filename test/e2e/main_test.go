@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,6 +68,16 @@ func runMain(m *testing.M) int {
 	// package's node may hold for many minutes.
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
+	// An interrupted `go test` must not leak the daemons: stop them, then exit.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the cluster (logs in %s)\n", sig, dir)
+		cancel()
+		stop()
+		os.Exit(1)
+	}()
 	if err := start(ctx, bins, dir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: start cluster (logs in %s): %v\n", dir, err)
 		stop()
@@ -73,7 +85,7 @@ func runMain(m *testing.M) int {
 	}
 	code := m.Run()
 	stop()
-	if code == 0 {
+	if code == 0 && !cluster.HasMountsUnder(dir) {
 		_ = os.RemoveAll(dir)
 	} else {
 		fmt.Fprintf(os.Stderr, "e2e: cluster logs kept in %s\n", dir)

@@ -101,6 +101,10 @@ func ControlPlane(t testing.TB, opts ...Option) *cluster.ControlPlane {
 			t.Logf("control plane state and logs kept in %s", cp.Dir())
 			return
 		}
+		if cluster.HasMountsUnder(cp.Dir()) {
+			t.Logf("kept %s: mounts remain under it (a node not stopped?); the next StartNode or hack/cluster.sh down cleans it up", cp.Dir())
+			return
+		}
 		_ = os.RemoveAll(cp.Dir())
 	})
 	return cp

@@ -66,6 +66,14 @@ func runCase(c *Case) (*Result, error) {
 		idle:    make(chan struct{}),
 		release: make(chan []*v1.Pod),
 	}
+	// With no thresholds and no local-storage isolation, synchronize returns before it calls the
+	// active-pods function or reads anything: the loop cannot be gated, and each step only reads the
+	// (unchanging) state. A long interval keeps the loop asleep.
+	idle := len(cfg.Thresholds) == 0 && !kc.LocalStorageCapacityIsolation
+	interval := monitoringInterval
+	if idle {
+		interval = time.Hour
+	}
 	nodeRef := &v1.ObjectReference{Kind: "Node", Name: "node", UID: "node", Namespace: ""}
 	d.mgr, d.admit = eviction.NewManager(summaryProvider{d.w}, cfg, d.w.kill, gc{d.w}, gc{d.w}, recorder{d.w},
 		nodeRef, d.clock, kc.LocalStorageCapacityIsolation)
@@ -75,7 +83,7 @@ func runCase(c *Case) (*Result, error) {
 		return <-d.release
 	}
 	cleanedUp := func(*v1.Pod) bool { return true }
-	d.mgr.Start(context.Background(), diskInfo{d.w}, podFunc, cleanedUp, monitoringInterval)
+	d.mgr.Start(context.Background(), diskInfo{d.w}, podFunc, cleanedUp, interval)
 
 	res := &Result{}
 	evicted := map[string]bool{}
@@ -88,6 +96,20 @@ func runCase(c *Case) (*Result, error) {
 				i, s.OffsetMillis, lastOffset)
 		}
 		lastOffset = s.OffsetMillis
+		if idle {
+			d.w.resetStep(s)
+			d.clock.SetTime(start.Add(time.Duration(s.OffsetMillis) * time.Millisecond))
+			before, err := evictionCounts()
+			if err != nil {
+				return nil, fmt.Errorf("step %d: %w", i, err)
+			}
+			sr, err := d.collect(before, evicted, c.Probes)
+			if err != nil {
+				return nil, fmt.Errorf("step %d: %w", i, err)
+			}
+			res.Steps = append(res.Steps, sr)
+			continue
+		}
 		sr, err := d.step(s, start, evicted, c.DropEvicted, &inCleanup, c.Probes)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", i, err)
