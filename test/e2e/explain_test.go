@@ -212,7 +212,7 @@ func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
 
 // prediction is explain's next victim at one moment of the pressure.
 type prediction struct {
-	at, done time.Time // when the snapshot started and when explain finished
+	at, done time.Time       // when the snapshot started and when explain finished
 	pod      string          // the first non-critical pod still running
 	message  string          // its eviction message
 	order    []string        // the full order, critical pods included
