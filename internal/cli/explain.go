@@ -20,12 +20,13 @@ import (
 type explainOptions struct {
 	snapshot string
 	output   string
+	local    localFlags
 }
 
 func newExplainCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var o explainOptions
 	cmd := &cobra.Command{
-		Use:   "explain (NODE | --snapshot DIR)",
+		Use:   "explain (NODE | --snapshot DIR | --local)",
 		Short: "Explain when the kubelet evicts on a node, and in which order",
 		Long: `Explain shows, for a live node or a snapshot directory, the node allocatable math, the usage at which
 every eviction threshold fires, every signal now (available, threshold, margin, stats age), the node's
@@ -33,7 +34,8 @@ conditions, and what the kubelet would do if the pressure persisted: thresholds 
 resource reclaimed, and the predicted eviction order with the key that placed each pod and the kubelet's
 exact eviction message.`,
 		Example: `  kubectl pressure explain node-1
-  kubectl pressure explain --snapshot ./node-1-snapshot -o json`,
+  kubectl pressure explain --snapshot ./node-1-snapshot -o json
+  kubectl pressure explain --local --kubelet-config /var/lib/kubelet/config.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, flags, streams, args)
@@ -41,6 +43,7 @@ exact eviction message.`,
 	}
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain a snapshot directory (from `kubectl pressure snapshot`) instead of a live node")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	o.local.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -48,6 +51,16 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	args []string) error {
 	if o.output != "text" && o.output != "json" && o.output != "yaml" {
 		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+	}
+	if o.local.enabled {
+		if o.snapshot != "" {
+			return errLocalWithSnapshot
+		}
+		in, err := o.local.input(cmd.Context(), flags, args, time.Now())
+		if err != nil {
+			return err
+		}
+		return render(streams, explain.Build(in), o.output)
 	}
 	snap, source, now, err := o.load(cmd, flags, args)
 	if err != nil {

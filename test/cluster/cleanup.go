@@ -30,6 +30,8 @@ type NodeCleanup struct {
 	Bridge             string `json:"bridge"`
 	CNINetwork         string `json:"cniNetwork"`
 	PodsCgroup         string `json:"podsCgroup"`
+	// APIRoute is the DNAT rule letting pods reach the API server (nil: none installed).
+	APIRoute *APIRoute `json:"apiRoute,omitempty"`
 }
 
 // Clean kills the container processes (members of the pods cgroups) and the containerd shims
@@ -49,6 +51,11 @@ func (c NodeCleanup) Clean() error {
 	}
 	if err := c.removeCgroups(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.APIRoute != nil {
+		if err := c.APIRoute.Remove(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Bridge != "" {
 		if _, err := net.InterfaceByName(c.Bridge); err == nil {

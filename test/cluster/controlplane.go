@@ -34,6 +34,10 @@ type ControlPlaneOptions struct {
 	StartTimeout time.Duration
 }
 
+// defaultServiceClusterIPRange is the Service range unless ControlPlaneOptions set one; the
+// `kubernetes` Service gets its first address, 10.0.0.1 (in the API server's certificate).
+const defaultServiceClusterIPRange = "10.0.0.0/24"
+
 // ControlPlane is a running etcd, kube-apiserver, kube-controller-manager and kube-scheduler.
 type ControlPlane struct {
 	dir        string
@@ -42,6 +46,8 @@ type ControlPlane struct {
 	server     string // https://127.0.0.1:<port>
 	kubeconfig string
 	timeout    time.Duration
+	// serviceRange is --service-cluster-ip-range as given ("" means the default).
+	serviceRange string
 
 	apiserverArgs []string
 
@@ -59,7 +65,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 	if m := opts.Binaries.Missing(); len(m) > 0 {
 		return nil, fmt.Errorf("start control plane: binaries %v missing in %q", m, opts.Binaries.Dir)
 	}
-	cp := &ControlPlane{bins: opts.Binaries, timeout: opts.StartTimeout, dir: opts.Dir}
+	cp := &ControlPlane{bins: opts.Binaries, timeout: opts.StartTimeout, dir: opts.Dir, serviceRange: opts.ServiceClusterIPRange}
 	if cp.timeout == 0 {
 		cp.timeout = 90 * time.Second
 	}
@@ -254,7 +260,7 @@ func (cp *ControlPlane) apiserverFlags(port, etcdPort int, opts ControlPlaneOpti
 	pki := cp.pki
 	svcRange := opts.ServiceClusterIPRange
 	if svcRange == "" {
-		svcRange = "10.0.0.0/24"
+		svcRange = defaultServiceClusterIPRange
 	}
 	args := []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // DetachedOptions configure Up.
@@ -16,6 +18,8 @@ type DetachedOptions struct {
 	Binaries Binaries
 	// Node also starts a level-2 node.
 	Node bool
+	// KubeletConfig is merged onto DefaultKubeletConfig for the node (see NodeOptions).
+	KubeletConfig *kubeletv1beta1.KubeletConfiguration
 	// Progress receives one line per step (may be nil).
 	Progress func(string)
 }
@@ -75,7 +79,7 @@ func Up(ctx context.Context, opts DetachedOptions) (s State, already bool, err e
 		return s, false, nil
 	}
 	progress("starting containerd and kubelet (node lock " + NodeLockPath + ")")
-	node, err := StartNode(ctx, cp, NodeOptions{Dir: filepath.Join(opts.StateDir, "node")})
+	node, err := StartNode(ctx, cp, NodeOptions{Dir: filepath.Join(opts.StateDir, "node"), KubeletConfig: opts.KubeletConfig})
 	if err != nil {
 		_ = cp.Stop()
 		_ = os.Remove(statePath)

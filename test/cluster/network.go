@@ -14,8 +14,9 @@ import (
 const cniNetworkName = "pressure"
 
 // setupNetwork creates the bridge with the gateway address (the kubelet serves there before any
-// pod exists) and writes the CNI config: bridge + host-local on subnet, no masquerade, so pod
-// traffic stays on the bridge.
+// pod exists) and writes the CNI config: bridge + host-local on subnet, the bridge as pods'
+// default gateway, no masquerade (pods reach the node and, through APIRoute, the API server;
+// nothing beyond the node).
 func setupNetwork(opts NodeOptions, subnet *net.IPNet, gw net.IP) error {
 	ones, _ := subnet.Mask.Size()
 	steps := [][]string{
@@ -33,11 +34,14 @@ func setupNetwork(opts NodeOptions, subnet *net.IPNet, gw net.IP) error {
 		"name":       cniNetworkName,
 		"plugins": []any{
 			map[string]any{
-				"type":        "bridge",
-				"bridge":      opts.Bridge,
-				"isGateway":   true,
-				"ipMasq":      false,
-				"hairpinMode": true,
+				"type":      "bridge",
+				"bridge":    opts.Bridge,
+				"isGateway": true,
+				// A default route via the bridge: pods reach the kubernetes Service IP, which
+				// APIRoute sends to the API server.
+				"isDefaultGateway": true,
+				"ipMasq":           false,
+				"hairpinMode":      true,
 				"ipam": map[string]any{
 					"type":    "host-local",
 					"ranges":  [][]map[string]string{{{"subnet": subnet.String(), "gateway": gw.String()}}},

@@ -113,7 +113,18 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	if err := importImages(ctx, containerdSocket(opts.Dir), opts.Images, filepath.Join(opts.Dir, "ctr-import.log")); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
+	route, err := newAPIRoute(opts.Bridge, cp.Server(), cp.serviceRange)
+	if err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	n.clean.APIRoute = &route // recorded before it exists: Clean removes it after a crash too
+	if err := writeLastNode(n.clean); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
 	if err := setupNetwork(opts, subnet, n.ip); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if err := route.Install(); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	if n.configPath, err = writeKubeletFiles(cp, opts, n.ip); err != nil {

@@ -183,3 +183,24 @@ func TestShimsOfFindsProcessesNamingOurContainerdSocket(t *testing.T) {
 		t.Errorf("shimsOf(%s) (-got +want):\n%s", sock, diff)
 	}
 }
+
+func TestAPIRouteTargetsTheFirstServiceAddressAndTheAPIServerPort(t *testing.T) {
+	got, err := newAPIRoute("pressure0", "https://127.0.0.1:38123", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := APIRoute{Bridge: "pressure0", ServiceIP: "10.0.0.1", Target: "127.0.0.1:38123"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("route (-got +want):\n%s", diff)
+	}
+	other, err := newAPIRoute("br", "https://127.0.0.1:1", "10.96.0.0/12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.ServiceIP != "10.96.0.1" {
+		t.Errorf("service IP of 10.96.0.0/12 = %s, want 10.96.0.1", other.ServiceIP)
+	}
+	if _, err := newAPIRoute("br", "https://127.0.0.1:1", "fd00::/108"); err == nil {
+		t.Error("IPv6 service range accepted, want an error")
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,6 @@ const (
 	l2PodsLimit      = 2 << 30
 	l2KubeletEvictAt = "200Mi"
 	l2Tag            = "e2e"
-	l2Bridge         = "pressure0" // cluster.NodeOptions default
 )
 
 // nodeProblem says why this machine cannot run a level-2 node, or "".
@@ -87,53 +85,6 @@ func goarch() string {
 	return strings.TrimSpace(string(out))
 }
 
-// routeServiceIPToAPIServer makes the kubernetes Service IP (10.0.0.1:443, the in-cluster
-// configuration of every pod) reach the API server on 127.0.0.1: the test cluster has no
-// kube-proxy. The rule applies only to packets arriving on the node's own bridge.
-func routeServiceIPToAPIServer(t *testing.T, cp *cluster.ControlPlane) {
-	t.Helper()
-	u, err := url.Parse(cp.Server())
-	if err != nil {
-		t.Fatal(err)
-	}
-	localnet := "/proc/sys/net/ipv4/conf/" + l2Bridge + "/route_localnet"
-	if err := os.WriteFile(localnet, []byte("1"), 0o644); err != nil {
-		t.Fatalf("allow DNAT to loopback from %s: %v", l2Bridge, err)
-	}
-	rule := []string{"PREROUTING", "-i", l2Bridge, "-d", "10.0.0.1", "-p", "tcp", "--dport", "443",
-		"-j", "DNAT", "--to-destination", "127.0.0.1:" + u.Port()}
-	if out, err := exec.Command("iptables", append([]string{"-t", "nat", "-I"}, rule...)...).CombinedOutput(); err != nil {
-		t.Fatalf("iptables: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("iptables", append([]string{"-t", "nat", "-D"}, rule...)...).CombinedOutput(); err != nil {
-			t.Errorf("remove iptables rule: %v: %s", err, out)
-		}
-		_ = os.WriteFile(localnet, []byte("0"), 0o644)
-	})
-}
-
-// routePodsToServiceIP adds a route to the kubernetes Service address into the network namespace
-// of every pod sandbox of the node (idempotent): the test cluster's bridge CNI configuration gives pods only
-// their subnet route (no default gateway), so 10.0.0.1 is unreachable from pods. Pods started
-// later do not need the API. The routes go with the namespaces.
-func routePodsToServiceIP(t *testing.T, node *cluster.Node) {
-	t.Helper()
-	entries, err := os.ReadDir("/var/run/netns")
-	if err != nil {
-		t.Fatalf("pod network namespaces: %v", err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "cni-") {
-			continue
-		}
-		out, err := exec.Command("ip", "netns", "exec", e.Name(), "ip", "route", "replace", "10.0.0.1/32", "via", node.IP().String()).CombinedOutput()
-		if err != nil {
-			t.Fatalf("route in %s: %v: %s", e.Name(), err, out)
-		}
-	}
-}
-
 // TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet is level 2: the chart installed from
 // local images into the real single-node cluster, its agent and janitor pods Ready, then a pod
 // ramping memory is evicted by the agent (not the kubelet, not the OOM killer) and any Evicted
@@ -170,7 +121,8 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 			t.Errorf("stop node: %v", err)
 		}
 	})
-	routeServiceIPToAPIServer(t, cp)
+	// Pods reach the API server through the kubernetes Service IP: the harness routes it
+	// (cluster.APIRoute), as kube-proxy would.
 
 	start := time.Now()
 	out, err := tryHelm(t, "install", releaseName, chartDir(t), "--namespace", releaseNS, "--create-namespace",
@@ -187,7 +139,6 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	// helm --wait lets a DaemonSet with maxUnavailable 10% of one node pass with no pod Ready:
 	// wait for every agent and janitor pod ourselves.
 	waitFor(t, "agent and janitor pods Ready", 3*time.Minute, func() error {
-		routePodsToServiceIP(t, node) // sandboxes appear while we wait
 		pods, err := c.CoreV1().Pods(releaseNS).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kube-pressure/pressure/test/cluster"
 )
 
@@ -23,17 +25,23 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: cluster up [--node] | down | env  (state in $PRESSURE_STATE)")
+		return errors.New("usage: cluster up [--node [--pods-memory 2Gi] [--kubelet-config FILE]] | down | env  (state in $PRESSURE_STATE)")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	node := fs.Bool("node", false, "also start containerd and a kubelet (level 2; needs root)")
 	stateDir := fs.String("state", cluster.DefaultStateDir(), "state directory")
+	kubeletFile := fs.String("kubelet-config", "", "up --node: KubeletConfiguration file (YAML or JSON) merged onto the harness defaults")
+	podsMemory := fs.String("pods-memory", "", "up --node: limit of the pods cgroup, e.g. 2Gi (sets kubeReserved memory = MemTotal - this)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	switch args[0] {
 	case "up":
-		return up(*stateDir, *node)
+		kc, err := kubeletConfig(*kubeletFile, *podsMemory)
+		if err != nil {
+			return err
+		}
+		return up(*stateDir, *node, kc)
 	case "down":
 		return cluster.Down(*stateDir)
 	case "env":
@@ -47,7 +55,7 @@ func run(args []string) error {
 	return fmt.Errorf("unknown command %q: want up, down or env", args[0])
 }
 
-func up(stateDir string, node bool) error {
+func up(stateDir string, node bool, kc *kubeletv1beta1.KubeletConfiguration) error {
 	start := time.Now()
 	say := func(s string) { fmt.Fprintf(os.Stderr, "cluster: [%5.1fs] %s\n", time.Since(start).Seconds(), s) }
 	wd, err := os.Getwd()
@@ -68,7 +76,7 @@ func up(stateDir string, node bool) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	s, already, err := cluster.Up(ctx, cluster.DetachedOptions{StateDir: stateDir, Binaries: bins, Node: node, Progress: say})
+	s, already, err := cluster.Up(ctx, cluster.DetachedOptions{StateDir: stateDir, Binaries: bins, Node: node, KubeletConfig: kc, Progress: say})
 	if err != nil {
 		return fmt.Errorf("%w (logs in %s)", err, stateDir)
 	}

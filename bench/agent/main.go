@@ -1,0 +1,76 @@
+// Command agent benchmarks pressure-agent on the level-2 test cluster (docs/benchmarks.md, "Agent"):
+// a stress pod ramps memory towards the pods cgroup limit while (A) the agent with its default
+// notifiers, (B) the agent with notifiers off and only its 10 s sync, or (C) the kubelet alone watches,
+// interleaved A, B, C, A, B, C, ... on one node so they share the machine's noise. It then measures the
+// agent's CPU and RSS with N sleeping pods on the node. Run it as root (bench/agent/run.sh).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+type options struct {
+	runs        int
+	rates       []string
+	contenders  []contender
+	steadyPods  int
+	steadyFor   time.Duration
+	out         string
+	keepWorkDir bool
+}
+
+func main() {
+	var o options
+	var rates, contenders string
+	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
+	flag.StringVar(&rates, "rates", "256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
+	flag.StringVar(&contenders, "contenders", "A,B,C,D", "A: agent, notifiers on; B: agent, 10s sync only; C: kubelet alone; D: A + allowCgroupKill")
+	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
+	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
+	flag.StringVar(&o.out, "out", "bench/agent/last-run.md", "also write the report here (\"\": stdout only)")
+	flag.Parse()
+	o.rates = strings.Split(rates, ",")
+	for _, r := range o.rates {
+		if _, err := resource.ParseQuantity(r); err != nil {
+			fatal(fmt.Errorf("-rates: %q: %w", r, err))
+		}
+	}
+	for _, c := range strings.Split(contenders, ",") {
+		ct, ok := contenderByName(c)
+		if !ok {
+			fatal(fmt.Errorf("-contenders: unknown %q (A, B, C or D)", c))
+		}
+		o.contenders = append(o.contenders, ct)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		logf("%v: stopping (the cluster is torn down on the way out)", s)
+		cancel()
+	}()
+	err := run(ctx, o)
+	cancel()
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench/agent: %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "bench/agent: %v\n", err)
+	os.Exit(1)
+}

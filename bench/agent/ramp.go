@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+const ns = "bench"
+
+// runResult is what one ramp measured.
+type runResult struct {
+	c         contender
+	rate      string
+	idx       int
+	baseline  int64 // pods working set before the ramp
+	crossAt   int64 // stress bytes at which the agent's threshold is crossed
+	achieved  float64
+	crossTime time.Time // first alloc line at or above crossAt (zero: never reached)
+	evictTime time.Time // the agent's evict log line for the stress pod (zero: none)
+	metricLat string    // the agent's own detection latency (histogram sum/count)
+	victims   []string  // pods the agent evicted
+	trendKill bool      // the agent's trend rung SIGKILLed the pod
+	kernelOOM []string  // new "Killed process" kernel lines
+	oomKilled []string  // containers terminated OOMKilled
+	kubelet   []string  // pods the kubelet evicted
+	endTime   time.Time // the stress pod seen gone or terminated
+	allocs    int
+	err       error
+}
+
+func (r runResult) latency() (time.Duration, bool) {
+	if r.crossTime.IsZero() || r.evictTime.IsZero() {
+		return 0, false
+	}
+	return r.evictTime.Sub(r.crossTime), true
+}
+
+// ramps runs every contender at every rate, runs times, interleaved.
+func (b *bench) ramps(ctx context.Context, o options, rep *report) error {
+	if err := b.ensureNamespace(ctx); err != nil {
+		return err
+	}
+	for i := 1; i <= o.runs; i++ {
+		for _, rate := range o.rates {
+			for _, c := range o.contenders {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r := b.ramp(ctx, c, rate, i)
+				rep.runs = append(rep.runs, r)
+				logf("%s", r.line())
+				if r.err != nil && ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ramp is one run: an idle node with the two neighbour pods, then a stress pod ramping to 3Gi at rate.
+func (b *bench) ramp(ctx context.Context, c contender, rate string, i int) (r runResult) {
+	r = runResult{c: c, rate: rate, idx: i}
+	if r.err = b.resetNode(ctx); r.err != nil {
+		return r
+	}
+	limit, err := readInt(filepath.Join(b.node.PodsMemoryCgroupDir(), "memory.limit_in_bytes"))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	var a *agentProc
+	tag := fmt.Sprintf("%s-%s-%d", strings.ToLower(c.name), strings.ToLower(rate), i)
+	if c.agent {
+		if a, r.err = b.startAgent(ctx, c, tag); r.err != nil {
+			return r
+		}
+		defer a.stop()
+	}
+	if r.baseline, r.err = workingSet(b.node.PodsMemoryCgroupDir()); r.err != nil {
+		return r
+	}
+	r.crossAt = limit - b.crossingAvail - r.baseline
+	mark, err := kernelMark()
+	if err != nil {
+		r.err = err
+		return r
+	}
+	name := "stress-" + tag
+	if _, err := b.client.CoreV1().Pods(ns).Create(ctx, benchPod(name, []string{"mem", "--rate", rate, "--target", "3Gi"}, "", false), metav1.CreateOptions{}); err != nil {
+		r.err = err
+		return r
+	}
+	logText := b.watchRamp(ctx, name, &r)
+	if a != nil {
+		r.metricLat = agentLatency(a)
+		a.stop()
+		r.evictTime, r.victims, r.trendKill = parseAgentLog(a.log(), ns+"/"+name)
+	}
+	if r.kernelOOM, err = kernelOOMSince(mark); err != nil {
+		r.err = err
+	}
+	allocs := parseStressLog(logText)
+	r.allocs = len(allocs)
+	r.achieved = achievedRate(allocs)
+	for _, al := range allocs {
+		if al.bytes >= r.crossAt {
+			r.crossTime = al.t
+			break
+		}
+	}
+	_ = b.client.CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	if err := os.WriteFile(filepath.Join(b.dir, "stress-"+tag+".log"), []byte(logText), 0o644); err != nil {
+		logf("keep stress log: %v", err)
+	}
+	return r
+}
+
+// watchRamp polls the namespace every 100 ms until the stress pod is gone or terminated (then 3 s more,
+// to see whether anything else goes), recording OOMKilled containers and kubelet evictions, and copying
+// the stress container's log file from the node while it exists. It returns the last copy of the log.
+func (b *bench) watchRamp(ctx context.Context, name string, r *runResult) string {
+	var logText string
+	deadline := time.Now().Add(2 * time.Minute)
+	var after time.Time
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		list, err := b.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			found := false
+			for _, p := range list.Items {
+				r.noteOOM(p)
+				if p.Name != name {
+					continue
+				}
+				found = true
+				if s := readPodLog(b.node.Cleanup().PodLogsDir, p); len(s) >= len(logText) {
+					logText = s
+				}
+				if (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) && r.endTime.IsZero() {
+					r.endTime = time.Now()
+				}
+			}
+			if !found && r.endTime.IsZero() {
+				r.endTime = time.Now()
+			}
+		}
+		if !r.endTime.IsZero() && after.IsZero() {
+			after = time.Now().Add(3 * time.Second)
+		}
+		if !after.IsZero() && time.Now().After(after) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.endTime.IsZero() && r.err == nil {
+		r.err = fmt.Errorf("stress pod %s neither gone nor terminated within 2m", name)
+	}
+	return logText
+}
+
+func (r *runResult) noteOOM(p corev1.Pod) {
+	for _, cs := range p.Status.ContainerStatuses {
+		for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+			if st.Terminated != nil && st.Terminated.Reason == "OOMKilled" {
+				r.oomKilled = addOnce(r.oomKilled, p.Name+"/"+cs.Name)
+			}
+		}
+	}
+	if p.Status.Reason == "Evicted" && strings.HasPrefix(p.Status.Message, "The node was low on resource") {
+		r.kubelet = addOnce(r.kubelet, p.Name)
+	}
+}
+
+func addOnce(s []string, x string) []string {
+	for _, y := range s {
+		if y == x {
+			return s
+		}
+	}
+	return append(s, x)
+}
+
+// readPodLog reads the stress container's CRI log file under the kubelet's pod logs dir.
+func readPodLog(dir string, p corev1.Pod) string {
+	b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "stress", "0.log"))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func agentLatency(a *agentProc) string {
+	sum, ok1 := a.metric("pressure_agent_detection_latency_seconds_sum")
+	n, ok2 := a.metric("pressure_agent_detection_latency_seconds_count")
+	if !ok1 || !ok2 || n == "0" {
+		return "-"
+	}
+	if n == "1" {
+		var s float64
+		if _, err := fmt.Sscan(sum, &s); err == nil {
+			return fmt.Sprintf("%.0f ms", s*1000)
+		}
+	}
+	return sum + "s/" + n
+}
+
+// benchPod is a stress pod tolerating every taint (the agent's and the kubelet's pressure taints must
+// not keep the next run's pods off the node).
+func benchPod(name string, args []string, mem string, guaranteed bool) *corev1.Pod {
+	c := corev1.Container{Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever, Args: args}
+	if mem != "" {
+		c.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}
+		if guaranteed {
+			rl := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem), corev1.ResourceCPU: resource.MustParse("50m")}
+			c.Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl}
+		}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	}
+}

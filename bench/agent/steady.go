@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// steadyResult is the agent's cost over the window with the sleeping pods on the node.
+type steadyResult struct {
+	c       contender
+	pods    int
+	window  time.Duration
+	cpu     time.Duration // utime+stime over the window
+	rssAvg  int64
+	rssMax  int64
+	hwm     int64
+	samples int
+}
+
+const clockTicks = 100 // USER_HZ on Linux
+
+// steady puts o.steadyPods sleeping pods on the node, then measures each agent contender alone for
+// o.steadyFor after a 10 s warm-up.
+func (b *bench) steady(ctx context.Context, o options, rep *report) error {
+	if err := b.resetNode(ctx); err != nil {
+		return err
+	}
+	logf("steady state: creating %d sleeping pods", o.steadyPods)
+	for i := range o.steadyPods {
+		p := benchPod(fmt.Sprintf("idle-%02d", i), []string{"sleep"}, "", false)
+		if _, err := b.client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create %s: %w", p.Name, err)
+		}
+	}
+	defer func() {
+		for i := range o.steadyPods {
+			_ = b.client.CoreV1().Pods(ns).Delete(context.Background(), fmt.Sprintf("idle-%02d", i),
+				metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	err := b.waitPods(wctx, "sleeping pods Running", func(ps []corev1.Pod) bool {
+		n := 0
+		for _, p := range ps {
+			if p.Status.Phase == corev1.PodRunning {
+				n++
+			}
+		}
+		return n >= o.steadyPods+len(neighbours)
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range o.contenders {
+		if !c.agent || c.name == "D" { // D idles exactly like A
+			continue
+		}
+		r, err := b.measureSteady(ctx, c, o)
+		if err != nil {
+			return err
+		}
+		rep.steady = append(rep.steady, r)
+		logf("steady %s: %d pods, CPU %s in %s, RSS avg %d MiB max %d MiB", c.name, r.pods, r.cpu, r.window, r.rssAvg>>20, r.rssMax>>20)
+	}
+	return nil
+}
+
+func (b *bench) measureSteady(ctx context.Context, c contender, o options) (steadyResult, error) {
+	r := steadyResult{c: c, pods: o.steadyPods, window: o.steadyFor}
+	a, err := b.startAgent(ctx, c, "steady-"+strings.ToLower(c.name))
+	if err != nil {
+		return r, err
+	}
+	defer a.stop()
+	pid := a.cmd.Process.Pid
+	select {
+	case <-ctx.Done():
+		return r, ctx.Err()
+	case <-time.After(10 * time.Second):
+	}
+	cpu0, err := cpuTime(pid)
+	if err != nil {
+		return r, err
+	}
+	end := time.Now().Add(o.steadyFor)
+	var sum int64
+	for time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		rss, _, err := memStatus(pid)
+		if err != nil {
+			return r, err
+		}
+		sum += rss
+		r.samples++
+		r.rssMax = max(r.rssMax, rss)
+	}
+	cpu1, err := cpuTime(pid)
+	if err != nil {
+		return r, err
+	}
+	r.cpu = cpu1 - cpu0
+	r.rssAvg = sum / int64(max(r.samples, 1))
+	_, r.hwm, err = memStatus(pid)
+	return r, err
+}
+
+// cpuTime is utime+stime of pid from /proc/<pid>/stat.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after comm", pid, len(f))
+	}
+	var ticks int64
+	for _, x := range f[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %q: %w", pid, x, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// memStatus returns VmRSS and VmHWM of pid in bytes.
+func memStatus(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			rss = n << 10
+		case "VmHWM:":
+			hwm = n << 10
+		}
+	}
+	return rss, hwm, nil
+}
