@@ -19,13 +19,12 @@ import (
 )
 
 type options struct {
-	runs        int
-	rates       []string
-	contenders  []contender
-	steadyPods  int
-	steadyFor   time.Duration
-	out         string
-	keepWorkDir bool
+	runs       int
+	rates      []string
+	contenders []contender
+	steadyPods int
+	steadyFor  time.Duration
+	out        string
 }
 
 func main() {

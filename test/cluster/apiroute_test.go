@@ -1,13 +1,24 @@
 package cluster_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +30,7 @@ import (
 )
 
 // TestPodsReachTheAPIServerThroughTheKubernetesService is level 2: a pod's network namespace has
-// a default route to the bridge, and HTTPS to the kubernetes Service IP (10.0.0.1:443) reaches
+// a default route to the bridge, and HTTPS (a socket opened in the pod's netns) to the kubernetes Service IP (10.0.0.1:443) reaches
 // the API server, whose certificate verifies for that address; Stop removes the DNAT rule.
 func TestPodsReachTheAPIServerThroughTheKubernetesService(t *testing.T) {
 	if p := clustertest.NodeProblem(); p != "" {
@@ -67,14 +78,9 @@ func TestPodsReachTheAPIServerThroughTheKubernetesService(t *testing.T) {
 	if want := "default via " + node.IP().String(); !strings.Contains(string(routes), want) {
 		t.Errorf("routes of the pod:\n%s\nwant a line with %q", routes, want)
 	}
-	ca := filepath.Join(cp.Dir(), "pki", "ca.crt")
-	out, err := exec.Command("ip", "netns", "exec", netns, "curl", "-sS", "--max-time", "10", "--cacert", ca,
-		"https://10.0.0.1:443/version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("curl https://10.0.0.1/version from the pod's netns %s: %v: %s", netns, err, out)
-	}
-	if !strings.Contains(string(out), `"gitVersion": "v1.36.3`) {
-		t.Errorf("/version from the pod: %s, want gitVersion v1.36.3", out)
+	body := getFromNetns(t, netns, "10.0.0.1:443", filepath.Join(cp.Dir(), "pki", "ca.crt"), "/version")
+	if !strings.Contains(body, `"gitVersion": "v1.36.3`) {
+		t.Errorf("/version from the pod: %s, want gitVersion v1.36.3", body)
 	}
 	route := node.Cleanup().APIRoute
 	if route == nil {
@@ -107,4 +113,70 @@ func podNetns(t *testing.T, ip string) string {
 	}
 	t.Fatalf("no network namespace in /run/netns holds %s", ip)
 	return ""
+}
+
+// getFromNetns does an HTTPS GET of path on addr from a socket opened in the network namespace
+// /run/netns/<netns> (the pod's routes and the node's DNAT apply), verifying the server's
+// certificate against caFile for addr's IP. It returns the body.
+func getFromNetns(t *testing.T, netns, addr, caFile, path string) string {
+	t.Helper()
+	conn, err := dialInNetns(netns, addr)
+	if err != nil {
+		t.Fatalf("dial %s from netns %s: %v", addr, netns, err)
+	}
+	defer conn.Close()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	host, _, _ := net.SplitHostPort(addr)
+	tc := tls.Client(conn, &tls.Config{RootCAs: pool, ServerName: host})
+	_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := fmt.Fprintf(tc, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host); err != nil {
+		t.Fatalf("GET https://%s%s from netns %s: %v", addr, path, netns, err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(tc), nil)
+	if err != nil {
+		t.Fatalf("GET https://%s%s from netns %s: %v", addr, path, netns, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET https://%s%s from netns %s: %s: %s", addr, path, netns, resp.Status, b)
+	}
+	return string(b)
+}
+
+// dialInNetns opens a TCP connection from inside /run/netns/<netns>: the socket keeps the
+// namespace it was created in after the thread switches back.
+func dialInNetns(netns, addr string) (net.Conn, error) {
+	runtime.LockOSThread()
+	self, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer self.Close()
+	target, err := os.Open(filepath.Join("/run/netns", netns))
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("setns %s: %w", netns, err)
+	}
+	conn, dialErr := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
+		// The thread stays locked and in the pod's namespace: the runtime discards it on exit.
+		return nil, errors.Join(dialErr, fmt.Errorf("setns back: %w", err))
+	}
+	runtime.UnlockOSThread()
+	return conn, dialErr
 }

@@ -78,7 +78,7 @@ func Up(ctx context.Context, opts DetachedOptions) (s State, already bool, err e
 	if !opts.Node {
 		return s, false, nil
 	}
-	progress("starting containerd and kubelet (node lock " + NodeLockPath + ")")
+	progress("starting containerd and kubelet (first waits for the node lock " + NodeLockPath + " while another node runs)")
 	node, err := StartNode(ctx, cp, NodeOptions{Dir: filepath.Join(opts.StateDir, "node"), KubeletConfig: opts.KubeletConfig})
 	if err != nil {
 		_ = cp.Stop()

@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -244,18 +243,6 @@ func (w *oomWatch) list() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.oom...)
-}
-
-// waitGone waits until the namespace's pods are all gone (their memory released).
-func waitGone(ctx context.Context, t *testing.T, e *env, ns string) {
-	t.Helper()
-	poll(ctx, t, "pods of "+ns+" gone", func() (bool, string) {
-		list, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return len(list.Items) == 0, fmt.Sprintf("%d pods", len(list.Items))
-	})
 }
 
 // resetNode waits until the pods of earlier tests have left the node (their memory is still charged to

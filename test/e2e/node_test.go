@@ -142,8 +142,19 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "evict")
+	pressure := watchMemoryPressure(ctx, t, e)
+	evictHogByKubelet(ctx, t, e, ns, "hog")
+	// The condition is set at the eviction and kept for evictionPressureTransitionPeriod.
+	poll(ctx, t, "node condition MemoryPressure=True seen", func() (bool, string) { return pressure.seen(), "" })
+	t.Logf("node condition MemoryPressure: %s", pressure.message())
+}
+
+// evictHogByKubelet runs a pod that allocates memory until the real kubelet evicts it, and
+// returns the pod as the kubelet left it (Failed, Evicted). The test fails otherwise.
+func evictHogByKubelet(ctx context.Context, t *testing.T, e *env, ns, name string) *corev1.Pod {
+	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			// Other tests in this package may leave a NoSchedule taint (e.g. the agent's); this
@@ -159,11 +170,10 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 	if _, err := e.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pressure := watchMemoryPressure(ctx, t, e)
 	start := time.Now()
 	var got *corev1.Pod
-	poll(ctx, t, "pod hog Failed", func() (bool, string) {
-		p, err := e.client.CoreV1().Pods(ns).Get(ctx, "hog", metav1.GetOptions{})
+	poll(ctx, t, "pod "+name+" Failed", func() (bool, string) {
+		p, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -171,17 +181,15 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 		return p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded,
 			string(p.Status.Phase) + " " + p.Status.Reason
 	})
-	t.Logf("pod hog ended %s after %s: phase %s, reason %q, message %q", time.Now().UTC().Format(time.RFC3339),
+	t.Logf("pod %s ended %s after %s: phase %s, reason %q, message %q", name, time.Now().UTC().Format(time.RFC3339),
 		time.Since(start).Round(time.Second), got.Status.Phase, got.Status.Reason, got.Status.Message)
 	if got.Status.Phase != corev1.PodFailed || got.Status.Reason != "Evicted" {
-		t.Errorf("pod hog: got phase %s reason %q, want Failed Evicted", got.Status.Phase, got.Status.Reason)
+		t.Fatalf("pod %s: got phase %s reason %q, want Failed Evicted", name, got.Status.Phase, got.Status.Reason)
 	}
 	if !strings.Contains(got.Status.Message, "memory") {
-		t.Errorf("pod hog eviction message %q does not name memory", got.Status.Message)
+		t.Errorf("pod %s eviction message %q does not name memory", name, got.Status.Message)
 	}
-	// The condition is set at the eviction and kept for evictionPressureTransitionPeriod.
-	poll(ctx, t, "node condition MemoryPressure=True seen", func() (bool, string) { return pressure.seen(), "" })
-	t.Logf("node condition MemoryPressure: %s", pressure.message())
+	return got
 }
 
 // tolerateAll tolerates every taint, so taints other tests leave on the shared node do not

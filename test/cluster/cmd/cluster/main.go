@@ -74,7 +74,9 @@ func up(stateDir string, node bool, kc *kubeletv1beta1.KubeletConfiguration) err
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Generous: StartNode first waits for the machine-wide node lock, which a test elsewhere may
+	// hold for a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 	s, already, err := cluster.Up(ctx, cluster.DetachedOptions{StateDir: stateDir, Binaries: bins, Node: node, KubeletConfig: kc, Progress: say})
 	if err != nil {
