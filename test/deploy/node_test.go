@@ -207,8 +207,11 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		t.Logf("the hog was deleted through the Eviction API: no Evicted shell for the janitor")
 	}
 
-	// The janitor on a shell like the kubelet leaves: a pod of the node marked Failed/Evicted.
-	shellPod := createPod(t, c, workload, "evicted-shell", node.Name(), "")
+	// The janitor on a shell like the kubelet leaves: a pod marked Failed/Evicted. It is bound to a
+	// Node object with no kubelet behind it: on the real node the kubelet races our status update
+	// (it starts the pod and writes its own status), which made this check flaky.
+	createNode(t, c, "shell-node")
+	shellPod := createPod(t, c, workload, "evicted-shell", "shell-node", "")
 	shellPod.Status.Phase, shellPod.Status.Reason = corev1.PodFailed, "Evicted"
 	shellPod.Status.Message = "The node was low on resource: memory. (test)"
 	if _, err := c.CoreV1().Pods(workload).UpdateStatus(ctx, shellPod, metav1.UpdateOptions{}); err != nil {
