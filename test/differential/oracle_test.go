@@ -98,7 +98,10 @@ func oracleBinary(t *testing.T) string {
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
 	t.Logf("building the kubelet eviction oracle into %s (links kubelet packages; takes a while)", bin)
-	cmd := exec.Command("go", "build", "-mod=readonly", "-o", tmp, "./"+oracleCmd)
+	// The same flags as hack/build-k8s.sh (CGO_ENABLED=0, -trimpath), so the kubelet packages it
+	// links come from the Go build cache that building the test cluster's binaries filled.
+	cmd := exec.Command("go", "build", "-mod=readonly", "-trimpath", "-o", tmp, "./"+oracleCmd)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = tools
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
