@@ -3,6 +3,9 @@ package archtest
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -91,7 +94,7 @@ func allowedCore(imp string) bool {
 
 var clockCall = regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|Tick|NewTimer|NewTicker)\(`)
 
-func TestCorePackagesNeverReadTheClock(t *testing.T) {
+func TestCorePackagesNeverReadTheClockNorStartGoroutines(t *testing.T) {
 	pkgs := listPackages(t)
 	for _, name := range corePackages {
 		p, ok := pkgs[module+"/internal/"+name]
@@ -106,6 +109,7 @@ func TestCorePackagesNeverReadTheClock(t *testing.T) {
 			if m := clockCall.Find(b); m != nil {
 				t.Errorf("%s/%s calls %s: time is an argument of the core", p.ImportPath, f, m)
 			}
+			checkNoGoroutines(t, p.ImportPath+"/"+f, b)
 		}
 	}
 }
@@ -140,4 +144,20 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkNoGoroutines fails when the source starts a goroutine: the core is synchronous.
+func checkNoGoroutines(t *testing.T, name string, src []byte) {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, name, src, 0)
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		if g, ok := n.(*ast.GoStmt); ok {
+			t.Errorf("%s: goroutine at %s: the core is synchronous", name, fset.Position(g.Pos()))
+		}
+		return true
+	})
 }

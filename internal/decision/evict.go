@@ -52,8 +52,9 @@ func ambiguous(cfg threshold.Config, acted []ThresholdID) []ThresholdID {
 	return out
 }
 
-// reclaimActions is the kubelet's buildSignalToNodeReclaimFuncs.
-func reclaimActions(sig signal.Signal, layout signal.FilesystemLayout) []ReclaimAction {
+// ReclaimActions is the kubelet's buildSignalToNodeReclaimFuncs: the node-level reclaim the kubelet
+// runs, in order, before evicting a pod for sig on the given filesystem layout (nil: none).
+func ReclaimActions(sig signal.Signal, layout signal.FilesystemLayout) []ReclaimAction {
 	both := []ReclaimAction{ContainerGC, ImageGC}
 	nodefs, imagefs := both, both
 	switch {
@@ -121,7 +122,7 @@ func actOn(d *Decision, in Input, toAct []ThresholdID) {
 
 // nodeReclaimed performs node-level reclaim (§3.4) and reports whether it relieved the pressure.
 func nodeReclaimed(d *Decision, in Input, sig signal.Signal) bool {
-	actions := reclaimActions(sig, in.Snapshot.Filesystems)
+	actions := ReclaimActions(sig, in.Snapshot.Filesystems)
 	if len(actions) == 0 {
 		return false
 	}

@@ -128,9 +128,13 @@ func notes(cfg threshold.Config, acted []decision.ThresholdID, layout signal.Fil
 		}
 	}
 	first := cfg.Thresholds[acted[0]]
-	if actions := reclaimActions(first.Signal, layout); len(actions) > 0 {
+	if actions := decision.ReclaimActions(first.Signal, layout); len(actions) > 0 {
+		names := make([]string, len(actions))
+		for i, a := range actions {
+			names[i] = string(a)
+		}
 		out = append(out, fmt.Sprintf("the kubelet first runs %s for %s; assumed to free nothing",
-			strings.Join(actions, " then "), first.Signal))
+			strings.Join(names, " then "), first.Signal))
 	}
 	var later []string
 	for _, id := range acted[1:] {
@@ -167,29 +171,4 @@ func orderNotes(order []Victim) []string {
 		}
 	}
 	return []string{"every active pod is critical: the kubelet evicts nothing and retries every 10s"}
-}
-
-// reclaimActions mirrors the kubelet's node-level reclaim functions for sig (decision's
-// reclaimActions), for the note only: the prediction assumes they free nothing.
-func reclaimActions(sig signal.Signal, layout signal.FilesystemLayout) []string {
-	both := []string{string(decision.ContainerGC), string(decision.ImageGC)}
-	nodefs, imagefs := both, both
-	switch {
-	case layout.DedicatedImageFs && layout.SplitContainerFs:
-		nodefs, imagefs = []string{string(decision.ContainerGC)}, []string{string(decision.ImageGC)}
-	case layout.DedicatedImageFs:
-		nodefs = nil
-	}
-	switch sig {
-	case signal.NodeFsAvailable, signal.NodeFsInodesFree:
-		return nodefs
-	case signal.ImageFsAvailable, signal.ImageFsInodesFree:
-		return imagefs
-	case signal.ContainerFsAvailable, signal.ContainerFsInodesFree:
-		if layout.DedicatedImageFs && !layout.SplitContainerFs {
-			return imagefs
-		}
-		return nodefs
-	}
-	return nil
 }
