@@ -98,6 +98,7 @@ func ParseConfig(in Input) (Config, error) {
 			continue
 		}
 		soft[i].GracePeriod = d
+		soft[i].FromSoft = true
 	}
 	all := append(append([]Threshold{}, hard...), soft...)
 	for i := range all {

@@ -69,11 +69,16 @@ type indexed struct {
 }
 
 // lastBySignal returns, per (signal, hard), the last threshold of that kind and its index, as the
-// kubelet's loop keeps the last one it sees.
+// kubelet's loop keeps the last one it sees. The kubelet lists evictionHard thresholds before
+// evictionSoft ones, so a soft threshold with grace 0s wins over a hard one on the same signal.
 func lastBySignal(ts []Threshold) map[key]indexed {
 	m := map[key]indexed{}
 	for i, t := range ts {
-		m[key{t.Signal, t.IsHard()}] = indexed{t, i}
+		k := key{t.Signal, t.IsHard()}
+		if prev, ok := m[k]; ok && prev.FromSoft && !t.FromSoft {
+			continue
+		}
+		m[k] = indexed{t, i}
 	}
 	return m
 }

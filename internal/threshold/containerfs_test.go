@@ -82,3 +82,27 @@ func TestInertThresholdNeverMet(t *testing.T) {
 		t.Errorf("got %d derived thresholds, want 4", len(got))
 	}
 }
+
+func TestContainerFsCopiesTheSoftGraceZeroThresholdOverTheHardOneLikeTheKubelet(t *testing.T) {
+	// Found by the differential test (seed 11, case 980): evictionHard imagefs.available<10% and
+	// evictionSoft imagefs.available<10Gi with grace 0s are both hard. The kubelet lists evictionHard
+	// before evictionSoft and keeps the last, so containerfs copies 10Gi, whatever the sort order.
+	cfg, err := ParseConfig(Input{
+		EvictionHard: map[string]string{"imagefs.available": "10%"}, EvictionHardSet: true,
+		EvictionSoft:            map[string]string{"imagefs.available": "10Gi"},
+		EvictionSoftGracePeriod: map[string]string{"imagefs.available": "0s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := UpdateContainerFsThresholds(cfg.Thresholds, true, false)
+	var hard []string
+	for _, th := range got {
+		if th.Signal == "containerfs.available" && th.IsHard() && !th.Inert() {
+			hard = append(hard, th.String())
+		}
+	}
+	if diff := cmp.Diff(hard, []string{"containerfs.available<10Gi"}); diff != "" {
+		t.Errorf("hard containerfs.available thresholds (-got +want):\n%s", diff)
+	}
+}

@@ -66,6 +66,10 @@ type Threshold struct {
 	GracePeriod time.Duration
 	// MinReclaim is the extra amount to reclaim beyond the threshold; nil means none.
 	MinReclaim *Value
+	// FromSoft is true for a threshold configured under evictionSoft. A soft threshold with grace
+	// "0s" is hard, but the kubelet lists it after the evictionHard ones, which decides which of two
+	// hard thresholds on one signal the containerfs thresholds copy.
+	FromSoft bool
 }
 
 // IsHard reports whether the threshold acts immediately. Like the kubelet this is GracePeriod == 0,
@@ -151,7 +155,10 @@ func less(a, b Threshold) bool {
 	if c := cmpValue(&a.Value, &b.Value); c != 0 {
 		return c < 0
 	}
-	return cmpValue(a.MinReclaim, b.MinReclaim) < 0
+	if c := cmpValue(a.MinReclaim, b.MinReclaim); c != 0 {
+		return c < 0
+	}
+	return !a.FromSoft && b.FromSoft
 }
 
 // cmpValue orders nil first, then quantities by amount, then percentages by fraction.
