@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -244,11 +245,17 @@ func testTaintConflict(e *env) {
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodPatch && patches.Add(1) == 1 {
-				n, err := e.client.CoreV1().Nodes().Get(e.ctx, "node-conflict", metav1.GetOptions{})
-				if err == nil {
+				// The node lifecycle controller writes this node too (its not-ready taint), so the
+				// concurrent writer itself retries on conflict.
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					n, err := e.client.CoreV1().Nodes().Get(e.ctx, "node-conflict", metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
 					n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: "concurrent", Value: "x", Effect: v1.TaintEffectNoSchedule})
 					_, err = e.client.CoreV1().Nodes().Update(e.ctx, n, metav1.UpdateOptions{})
-				}
+					return err
+				})
 				if err != nil {
 					e.t.Errorf("concurrent writer: %v", err)
 				}
