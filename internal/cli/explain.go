@@ -52,6 +52,9 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	if o.output != "text" && o.output != "json" && o.output != "yaml" {
 		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
 	}
+	if err := localOnly(cmd, o.local.enabled); err != nil {
+		return err
+	}
 	if o.local.enabled {
 		if o.snapshot != "" {
 			return errLocalWithSnapshot
@@ -127,4 +130,21 @@ func render(streams genericiooptions.IOStreams, r explain.Report, output string)
 	}
 	_, err := streams.Out.Write(out)
 	return err
+}
+
+// localOnlyFlags are the flags that only --local reads.
+var localOnlyFlags = []string{"kubelet-config", "cgroup-root", "proc-root", "kubelet-root-dir", "runtime-root", "node-name"}
+
+// localOnly rejects a --local-only flag given without --local: it would be silently ignored.
+func localOnly(cmd *cobra.Command, local bool) error {
+	if local {
+		return nil
+	}
+	for _, name := range localOnlyFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return fmt.Errorf("--%s %q: only --local reads it (a snapshot or a live node brings its own kubelet "+
+				"config and stats); drop it or add --local", name, f.Value.String())
+		}
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,9 +21,17 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 	if err != nil {
 		return explain.Input{}, &FileError{File: s.Origin[FileKubeletConfig], Err: err}
 	}
+	capa, err := capacity(s.Origin[FileNode], s.Node.Status.Capacity, s.Raw[FileNode])
+	if err != nil {
+		return explain.Input{}, err
+	}
 	node := s.Node.Name
-	in := explain.Input{Node: node, Source: source, Now: now, Config: cfg,
-		Capacity: capacity(s.Node.Status.Capacity), Snapshot: kubeconv.Snapshot(&s.Summary)}
+	in := explain.Input{Node: node, Source: source, Now: now, Config: cfg, Capacity: capa,
+		Snapshot: kubeconv.Snapshot(&s.Summary)}
+	in.Warnings = append(in.Warnings, kubeletVersionWarning(s)...)
+	in.Warnings = append(in.Warnings, s.KubeletConfig.Warnings...)
+	in.Warnings = append(in.Warnings, hugeNumbers(s.Origin[FileSummary], s.Raw[FileSummary])...)
+	in.Warnings = append(in.Warnings, duplicateStats(s)...)
 	if got := s.Summary.Node.NodeName; got != node {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: node.nodeName is %q, but %s is node %q",
 			s.Origin[FileSummary], got, s.Origin[FileNode], node))
@@ -71,20 +78,4 @@ func statsWarnings(s *Snapshot, c rank.Candidate) []string {
 			"counts its memory usage as 0", s.Origin[FileSummary], c.UID, name)}
 	}
 	return nil
-}
-
-// capacity converts the node's status.capacity into the allocatable math's units: cpu in
-// millicores, memory, ephemeral-storage and hugepages-* in bytes.
-func capacity(rl corev1.ResourceList) map[string]int64 {
-	out := map[string]int64{}
-	for name, q := range rl {
-		switch n := string(name); {
-		case n == threshold.ResourceCPU:
-			out[n] = q.MilliValue()
-		case n == threshold.ResourceMemory, n == threshold.ResourceEphemeralStorage,
-			strings.HasPrefix(n, corev1.ResourceHugePagesPrefix):
-			out[n] = q.Value()
-		}
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
@@ -96,12 +97,63 @@ func (s *Snapshot) parseNode(data []byte) error {
 	return nil
 }
 
+// parsePods accepts a v1.PodList (the API), a v1 List of pods (`kubectl get pods -o json`) and a
+// bare JSON array of pods. An object that is neither (`{}`) is an error, as are two pods with one UID.
 func (s *Snapshot) parsePods(data []byte) error {
 	f := s.Origin[FilePods]
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		if err := decodeJSON(f, data, &s.Pods.Items); err != nil {
+			return err
+		}
+		return checkPods(f, s.Pods.Items, "[%d]")
+	}
 	if err := decodeJSON(f, data, &s.Pods); err != nil {
 		return err
 	}
-	return checkKind(f, s.Pods.TypeMeta, "PodList")
+	if s.Pods.Kind == "List" && (s.Pods.APIVersion == "" || s.Pods.APIVersion == "v1") {
+		return checkPods(f, s.Pods.Items, "items[%d]")
+	}
+	if err := checkKind(f, s.Pods.TypeMeta, "PodList"); err != nil {
+		return err
+	}
+	if s.Pods.Kind == "" && !hasKey(data, "items") {
+		return &FileError{File: f, Err: errors.New("no kind and no items: want a v1.PodList, a v1 List of pods " +
+			"(kubectl get pods -o json) or a JSON array of pods")}
+	}
+	return checkPods(f, s.Pods.Items, "items[%d]")
+}
+
+// checkPods rejects an item that is not a v1 Pod and a UID given to two pods; at is the format of
+// an item's path.
+func checkPods(file string, pods []corev1.Pod, at string) error {
+	seen := map[types.UID]int{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Kind != "" && p.Kind != "Pod" || p.APIVersion != "" && p.APIVersion != "v1" {
+			return &FileError{File: file, Field: fmt.Sprintf(at, i) + ".kind",
+				Err: fmt.Errorf("%s %q, want a v1 Pod", p.APIVersion, p.Kind)}
+		}
+		if p.UID == "" {
+			continue
+		}
+		if j, ok := seen[p.UID]; ok {
+			return &FileError{File: file, Field: fmt.Sprintf(at, i) + ".metadata.uid",
+				Err: fmt.Errorf("%q is also the uid of "+at+" (pod %s/%s): every pod has its own uid", p.UID, j,
+					pods[j].Namespace, pods[j].Name)}
+		}
+		seen[p.UID] = i
+	}
+	return nil
+}
+
+// hasKey reports whether data is a JSON object with the top-level key.
+func hasKey(data []byte, key string) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top[key]
+	return ok
 }
 
 func (s *Snapshot) parseSummary(data []byte) error {

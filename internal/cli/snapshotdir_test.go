@@ -162,6 +162,12 @@ func FuzzParseSnapshot(f *testing.F) {
 	}
 	f.Add(uint8(2), []byte(`{"node":{"nodeName":"seed-node","memory":{"availableBytes":1e30}}}`))
 	f.Add(uint8(3), []byte(`{"kubeletconfig":{"evictionHard":{"memory.available":"1e9999"}}}`))
+	f.Add(uint8(1), []byte(`{}`))
+	f.Add(uint8(1), []byte(`[{"metadata":{"uid":"x"}},{"metadata":{"uid":"x"}}]`))
+	f.Add(uint8(1), []byte(`{"kind":"List","apiVersion":"v1","items":[{"kind":"Service"}]}`))
+	f.Add(uint8(0), []byte(`{"metadata":{"name":"n"},"status":{"capacity":{"memory":"99999999Ei","cpu":"-1"},"nodeInfo":{"kubeletVersion":"v1.30.0"}}}`))
+	f.Add(uint8(2), []byte(`{"node":{"nodeName":"seed-node","fs":{"availableBytes":18446744073709551615}},"pods":[{"podRef":{"uid":"a"}},{"podRef":{"uid":"a"}}]}`))
+	f.Add(uint8(3), []byte(`{"kubeletconfig":{"evictionHard":{"memory.available":"99999999Ei"},"bogus":1}}`))
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		raw := map[string][]byte{}
 		for k, v := range seed {
@@ -175,9 +181,21 @@ func FuzzParseSnapshot(f *testing.F) {
 			}
 			return
 		}
+		uids := map[string]bool{}
+		for _, p := range s.Pods.Items {
+			if p.UID != "" && uids[string(p.UID)] {
+				t.Fatalf("pods with one uid %q accepted", p.UID)
+			}
+			uids[string(p.UID)] = true
+		}
 		in, err := ExplainInput(s, "fuzz", time.Time{})
 		if err != nil {
 			return
+		}
+		for _, v := range in.Capacity {
+			if v < 0 {
+				t.Fatalf("negative capacity accepted: %v", in.Capacity)
+			}
 		}
 		r := explain.Build(in)
 		if err := explain.Text(io.Discard, r); err != nil {

@@ -32,6 +32,11 @@ func Build(in Input) Report {
 	}
 	r.Allocatable, r.AllocatableMath = allocations(alloc, cfg)
 	r.Thresholds = firings(cfg, alloc, in.Capacity, in.Snapshot)
+	for _, f := range r.Thresholds {
+		if f.Known && f.FiresAbove == "0" && f.Resolved != f.Capacity {
+			r.Warnings = append(r.Warnings, "kubelet config: "+f.Explanation)
+		}
+	}
 	r.Signals = signalRows(cfg, in.Snapshot, r.Now)
 	r.NodeConditions = append([]NodeCondition{}, in.NodeConditions...)
 	sort.SliceStable(r.NodeConditions, func(i, j int) bool { return r.NodeConditions[i].Type < r.NodeConditions[j].Type })

@@ -35,6 +35,13 @@ func firings(cfg threshold.Config, alloc threshold.NodeAllocatable, capacity map
 			base = capacity[threshold.ResourceMemory]
 		}
 		f.Known, f.Capacity, f.CapacitySource = true, exact(capa, u), src
+		if fires < 0 {
+			f.Resolved, f.FiresAbove = exact(resolved, u), "0"
+			f.Explanation = fmt.Sprintf("%s is always met: its threshold %s is above the %s %s, so %s eviction "+
+				"starts at any usage", t.String(), human(resolved, u), src, human(capa, u), t.Signal.Resource())
+			out = append(out, f)
+			continue
+		}
 		f.Resolved, f.FiresAbove, f.PercentOfCapacity = exact(resolved, u), exact(fires, u), percentOf(fires, base)
 		f.Explanation = fmt.Sprintf("%s eviction starts when %s exceeds %s, %s of %s (%s%s: %s %s − threshold %s)",
 			t.Signal.Resource(), usageWords(t.Signal), human(fires, u), percent(f.PercentOfCapacity), baseWords(t.Signal),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	kjson "sigs.k8s.io/json"
@@ -18,6 +19,9 @@ const configzKey = "kubeletconfig"
 // KubeletConfig is a loaded KubeletConfiguration and where it came from.
 type KubeletConfig struct {
 	Config *kubeletconfigv1beta1.KubeletConfiguration
+	// Warnings are the strict-decoding failures (unknown or duplicate fields) the kubelet would log
+	// before falling back to lenient decoding, each naming the file.
+	Warnings []string
 	// Effective is true for /configz output: the kubelet already applied its defaults and merged
 	// evictionHard, and fields left empty were serialized away (omitempty). An absent evictionHard
 	// then means "no hard thresholds" and a "0s" transition period means 0.
@@ -26,8 +30,9 @@ type KubeletConfig struct {
 
 // LoadKubeletConfig reads a KubeletConfiguration in JSON or YAML from r. name (a file name or
 // URL) is used in errors only. Both a bare KubeletConfiguration and the /configz wrapper
-// {"kubeletconfig": {...}} are accepted. Unknown fields are ignored, as the kubelet's lenient
-// decoder does; a wrong apiVersion or kind is an error.
+// {"kubeletconfig": {...}} are accepted. Unknown and duplicate fields are ignored, as the
+// kubelet's lenient decoder does after its strict decoding failed, and reported in Warnings (the
+// kubelet logs them); a wrong apiVersion or kind is an error.
 func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -37,22 +42,35 @@ func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
 	if err != nil {
 		return KubeletConfig{}, fmt.Errorf("kubelet config %s: not JSON or YAML: %w", name, err)
 	}
+	var warnings []string
+	if _, err := yaml.YAMLToJSONStrict(data); err != nil { // duplicate keys: the lenient conversion keeps the last
+		warnings = append(warnings, strictWarning(name, err))
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(js, &top); err != nil {
 		return KubeletConfig{}, fmt.Errorf("kubelet config %s: not an object: %w", name, err)
 	}
-	out := KubeletConfig{Config: &kubeletconfigv1beta1.KubeletConfiguration{}}
+	out := KubeletConfig{Config: &kubeletconfigv1beta1.KubeletConfiguration{}, Warnings: warnings}
 	if inner, ok := top[configzKey]; ok && len(top) == 1 {
 		js, out.Effective = inner, true
 	}
 	if err := checkKind(js, name); err != nil {
 		return KubeletConfig{}, err
 	}
-	// Case-sensitive field names, like the kubelet's decoder.
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, out.Config); err != nil {
+	// Case-sensitive field names, like the kubelet's decoder; strict errors do not change the result.
+	strict, err := kjson.UnmarshalStrict(js, out.Config)
+	if err != nil {
 		return KubeletConfig{}, fmt.Errorf("kubelet config %s: %w", name, err)
 	}
+	for _, e := range strict {
+		out.Warnings = append(out.Warnings, strictWarning(name, e))
+	}
 	return out, nil
+}
+
+func strictWarning(name string, err error) string {
+	return fmt.Sprintf("kubelet config %s: %v: ignored (the kubelet's strict decoding fails on it; it then "+
+		"decodes leniently and logs the error)", name, strings.Join(strings.Fields(err.Error()), " "))
 }
 
 func checkKind(js []byte, name string) error {

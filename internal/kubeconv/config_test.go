@@ -128,6 +128,37 @@ func TestLoadKubeletConfigErrors(t *testing.T) {
 	}
 }
 
+func TestLoadKubeletConfigWarnsWhereTheKubeletsStrictDecodingFails(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"a known configuration decodes strictly", "evictionHard: {memory.available: 300Mi}\n", nil},
+		{"an unknown field is a warning naming the file and field", "evictionHard: {memory.available: 300Mi}\nevictionHrad: {}\n",
+			[]string{`kubelet config node.yaml: unknown field "evictionHrad": ignored`}},
+		{"an unknown field inside /configz names the field",
+			`{"kubeletconfig": {"evictionHard": {"memory.available": "300Mi"}, "cgroupDriverX": "systemd"}}`,
+			[]string{`kubelet config node.yaml: unknown field "cgroupDriverX": ignored`}},
+		{"a duplicate field is a warning", `{"evictionMaxPodGracePeriod": 10, "evictionMaxPodGracePeriod": 20}`,
+			[]string{`kubelet config node.yaml: yaml: unmarshal errors: line 1: key "evictionMaxPodGracePeriod" already set in map: ignored`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kc, err := LoadKubeletConfig(strings.NewReader(tc.doc), "node.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range kc.Warnings {
+				got = append(got, strings.SplitAfter(w, "ignored")[0])
+			}
+			if diff := cmp.Diff(got, tc.want); diff != "" {
+				t.Errorf("warnings (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
 func FuzzLoadKubeletConfig(f *testing.F) {
 	for _, p := range []string{"testdata/configz.json", "testdata/kubelet-config.yaml", "testdata/configz-empty-eviction.json"} {
 		b, err := os.ReadFile(p)
@@ -139,6 +170,7 @@ func FuzzLoadKubeletConfig(f *testing.F) {
 	f.Add("evictionHard: {}\n")
 	f.Add(`{"kubeletconfig": null}`)
 	f.Add(`{"evictionHard":{"memory.available":"0%"},"evictionSoft":{"x":"1"}}`)
+	f.Add(`{"evictionHard":{"memory.available":"99999999Ei"},"unknownField":1,"unknownField":2}`)
 	f.Fuzz(func(t *testing.T, doc string) {
 		kc, err := LoadKubeletConfig(strings.NewReader(doc), "fuzz")
 		if err != nil {
@@ -146,6 +178,11 @@ func FuzzLoadKubeletConfig(f *testing.F) {
 		}
 		if kc.Config == nil {
 			t.Fatal("nil config without error")
+		}
+		for _, w := range kc.Warnings {
+			if !strings.HasPrefix(w, "kubelet config fuzz: ") {
+				t.Fatalf("warning %q does not name the file", w)
+			}
 		}
 		cfg, err := threshold.ParseConfig(kc.ThresholdInput())
 		if err == nil {

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// PredictedKubeletMinor is the kubelet minor version whose behaviour explain predicts.
+const PredictedKubeletMinor = "v1.36"
+
+// kubeletVersionWarning warns when the node runs a kubelet other than the one explain predicts.
+func kubeletVersionWarning(s *Snapshot) []string {
+	v := s.Node.Status.NodeInfo.KubeletVersion
+	if v == "" || v == PredictedKubeletMinor || strings.HasPrefix(v, PredictedKubeletMinor+".") ||
+		strings.HasPrefix(v, PredictedKubeletMinor+"-") {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: status.nodeInfo.kubeletVersion is %q: predictions follow the kubelet %s; "+
+		"thresholds, ranking and messages may differ", s.Origin[FileNode], v, PredictedKubeletMinor)}
+}
+
+// capacity converts the node's status.capacity into the allocatable math's units: cpu in
+// millicores, memory, ephemeral-storage and hugepages-* in bytes. A quantity that is negative or
+// does not fit an int64 in that unit is an error naming the field and the value as written in raw
+// (the node's JSON): resource.Quantity clamps such values to 2^63−1, or Value() wraps them.
+func capacity(file string, rl corev1.ResourceList, raw []byte) (map[string]int64, error) {
+	out := map[string]int64{}
+	names := make([]string, 0, len(rl))
+	for name := range rl {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		q := rl[corev1.ResourceName(n)]
+		milli := n == threshold.ResourceCPU
+		if !milli && n != threshold.ResourceMemory && n != threshold.ResourceEphemeralStorage &&
+			!strings.HasPrefix(n, corev1.ResourceHugePagesPrefix) {
+			continue
+		}
+		limit := resource.NewQuantity(math.MaxInt64, resource.BinarySI)
+		if milli {
+			limit = resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+		}
+		if q.Sign() < 0 || q.Cmp(*limit) >= 0 {
+			return nil, &FileError{File: file, Field: "status.capacity." + n,
+				Err: fmt.Errorf("%s is out of range: want 0 to less than %s", written(raw, n, q), limit.String())}
+		}
+		if milli {
+			out[n] = q.MilliValue()
+		} else {
+			out[n] = q.Value()
+		}
+	}
+	return out, nil
+}
+
+// hugeNumbers returns a warning for every number in the JSON data above the int64 range: the
+// kubelet converts the Summary's unsigned counters to int64, so 2^64−1 available bytes read as −1.
+func hugeNumbers(file string, data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var root any
+	if dec.Decode(&root) != nil {
+		return nil
+	}
+	var out []string
+	walkNumbers(root, "", func(path string, n json.Number) {
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if err != nil || u <= math.MaxInt64 {
+			return
+		}
+		out = append(out, fmt.Sprintf("%s: field %s: %s does not fit an int64: the kubelet reads it as %d",
+			file, path, n, int64(u)))
+	})
+	return out
+}
+
+func walkNumbers(v any, path string, f func(string, json.Number)) {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkNumbers(t[k], join(path, k), f)
+		}
+	case []any:
+		for i, e := range t {
+			walkNumbers(e, fmt.Sprintf("%s[%d]", path, i), f)
+		}
+	case json.Number:
+		f(path, t)
+	}
+}
+
+// duplicateStats warns about two pod stats with one UID in the Summary: the kubelet keeps the later.
+func duplicateStats(s *Snapshot) []string {
+	var out []string
+	seen := map[string]int{}
+	for i, p := range s.Summary.Pods {
+		uid := p.PodRef.UID
+		if j, ok := seen[uid]; ok && uid != "" {
+			out = append(out, fmt.Sprintf("%s: field pods[%d].podRef.uid: %q is also the uid of pods[%d]: the "+
+				"kubelet keeps the later stats (pods[%d])", s.Origin[FileSummary], i, uid, j, i))
+		}
+		seen[uid] = i
+	}
+	return out
+}
+
+// written returns the capacity quantity of resource n as the node's JSON writes it.
+func written(raw []byte, n string, q resource.Quantity) string {
+	var node struct {
+		Status struct {
+			Capacity map[string]json.RawMessage `json:"capacity"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(raw, &node) == nil {
+		if v, ok := node.Status.Capacity[n]; ok {
+			return strings.Trim(string(v), `"`)
+		}
+	}
+	return q.String()
+}
