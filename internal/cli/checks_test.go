@@ -72,7 +72,9 @@ func TestWrongAnswersBecomeErrors(t *testing.T) {
 			}, nil,
 			[]string{"node.json: field status.capacity.memory", "99999999Ei is out of range"}},
 		{"a node capacity of 1e30 is an error, not 0",
-			func(t *testing.T, f map[string]string) { replace(t, f, FileNode, `"memory": "16386048Ki"`, `"memory": "1e30"`) }, nil,
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileNode, `"memory": "16386048Ki"`, `"memory": "1e30"`)
+			}, nil,
 			[]string{"node.json: field status.capacity.memory", "1e30 is out of range"}},
 		{"a negative capacity is an error",
 			func(t *testing.T, f map[string]string) { replace(t, f, FileNode, `"cpu": "4"`, `"cpu": "-4"`) }, nil,
@@ -121,7 +123,9 @@ func TestDoubtfulInputsBecomeWarnings(t *testing.T) {
 			},
 			`node.json: status.nodeInfo.kubeletVersion is "v1.35.2": predictions follow the kubelet v1.36`},
 		{"two pod stats with one uid",
-			func(t *testing.T, f map[string]string) { replace(t, f, FileSummary, `"uid": "uid-b"`, `"uid": "uid-a"`) },
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileSummary, `"uid": "uid-b"`, `"uid": "uid-a"`)
+			},
 			`summary.json: field pods[1].podRef.uid: "uid-a" is also the uid of pods[0]: the kubelet keeps the later stats`},
 		{"a threshold above the capacity is always met, not a negative percentage",
 			func(t *testing.T, f map[string]string) {
