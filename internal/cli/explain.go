@@ -18,9 +18,10 @@ import (
 
 // explainOptions are the flags of `kubectl pressure explain`.
 type explainOptions struct {
-	snapshot string
-	output   string
-	local    localFlags
+	snapshot       string
+	output         string
+	kubeletTimeout time.Duration
+	local          localFlags
 }
 
 func newExplainCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -43,6 +44,7 @@ exact eviction message.`,
 	}
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain a snapshot directory (from `kubectl pressure snapshot`) instead of a live node")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	addKubeletTimeout(cmd, &o.kubeletTimeout)
 	o.local.addFlags(cmd.Flags())
 	return cmd
 }
@@ -96,7 +98,7 @@ func (o explainOptions) load(cmd *cobra.Command, flags *genericclioptions.Config
 	if err != nil {
 		return nil, "", time.Time{}, err
 	}
-	snap, err := FetchSnapshot(cmd.Context(), cs, args[0])
+	snap, err := FetchLive(cmd.Context(), cs, args[0], o.kubeletTimeout)
 	if err != nil {
 		return nil, "", time.Time{}, err
 	}
@@ -147,4 +149,11 @@ func localOnly(cmd *cobra.Command, local bool) error {
 		}
 	}
 	return nil
+}
+
+// addKubeletTimeout adds --kubelet-timeout, the bound of the calls to the kubelet through the
+// apiserver's node proxy.
+func addKubeletTimeout(cmd *cobra.Command, d *time.Duration) {
+	cmd.Flags().DurationVar(d, "kubelet-timeout", DefaultKubeletTimeout, "how long to wait for the kubelet (Summary API "+
+		"and /configz through the apiserver's node proxy) before giving up; 0 waits forever")
 }

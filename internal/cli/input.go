@@ -28,11 +28,12 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 	node := s.Node.Name
 	in := explain.Input{Node: node, Source: source, Now: now, Config: cfg, Capacity: capa,
 		Snapshot: kubeconv.Snapshot(&s.Summary)}
+	in.Unavailable = s.Unavailable
 	in.Warnings = append(in.Warnings, kubeletVersionWarning(s)...)
 	in.Warnings = append(in.Warnings, s.KubeletConfig.Warnings...)
 	in.Warnings = append(in.Warnings, hugeNumbers(s.Origin[FileSummary], s.Raw[FileSummary])...)
 	in.Warnings = append(in.Warnings, duplicateStats(s)...)
-	if got := s.Summary.Node.NodeName; got != node {
+	if got := s.Summary.Node.NodeName; got != node && len(s.Unavailable) == 0 {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: node.nodeName is %q, but %s is node %q",
 			s.Origin[FileSummary], got, s.Origin[FileNode], node))
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -11,6 +12,7 @@ import (
 
 func newSnapshotCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var out string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "snapshot NODE --out DIR",
 		Short: "Save what an eviction decision needs about a node, for offline explain and bug reports",
@@ -30,7 +32,7 @@ Explain it later with "kubectl pressure explain --snapshot DIR".`,
 			if err != nil {
 				return err
 			}
-			snap, err := FetchSnapshot(cmd.Context(), cs, args[0])
+			snap, err := FetchSnapshotTimeout(cmd.Context(), cs, args[0], timeout)
 			if err != nil {
 				return err
 			}
@@ -42,6 +44,7 @@ Explain it later with "kubectl pressure explain --snapshot DIR".`,
 			return err
 		},
 	}
+	addKubeletTimeout(cmd, &timeout)
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the snapshot files into (created if missing)")
 	return cmd
 }

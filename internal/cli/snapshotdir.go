@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
@@ -40,6 +38,9 @@ type Snapshot struct {
 	Raw map[string][]byte
 	// Origin names where each file came from (a path or an endpoint), for errors and warnings.
 	Origin map[string]string
+	// Unavailable says what a live fetch could not get (the kubelet did not answer) and what the
+	// report shows instead; empty for a complete snapshot.
+	Unavailable []string
 }
 
 // LoadSnapshotDir reads a snapshot directory. Every error names the file (and field when known).
@@ -211,36 +212,4 @@ func (s *Snapshot) WriteDir(dir string) error {
 		}
 	}
 	return nil
-}
-
-// FetchSnapshot gets a node's snapshot from the apiserver: the Node, the pods bound to it, and the
-// kubelet's Summary and /configz through the apiserver's node proxy. Errors name the endpoint.
-func FetchSnapshot(ctx context.Context, cs kubernetes.Interface, node string) (*Snapshot, error) {
-	raw, origin := map[string][]byte{}, map[string]string{}
-	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get node %s: %w", node, err)
-	}
-	n.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
-	origin[FileNode] = "GET /api/v1/nodes/" + node
-	if raw[FileNode], err = json.MarshalIndent(n, "", "  "); err != nil {
-		return nil, fmt.Errorf("encode node %s: %w", node, err)
-	}
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-	if err != nil {
-		return nil, fmt.Errorf("list pods on node %s: %w", node, err)
-	}
-	pods.TypeMeta = metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}
-	origin[FilePods] = "GET /api/v1/pods?fieldSelector=spec.nodeName=" + node
-	if raw[FilePods], err = json.MarshalIndent(pods, "", "  "); err != nil {
-		return nil, fmt.Errorf("encode pods of node %s: %w", node, err)
-	}
-	for _, ep := range []struct{ name, path string }{{FileSummary, "stats/summary"}, {FileKubeletConfig, "configz"}} {
-		name, abs := ep.name, "/api/v1/nodes/"+node+"/proxy/"+ep.path
-		origin[name] = "GET " + abs
-		if raw[name], err = cs.CoreV1().RESTClient().Get().AbsPath(abs).DoRaw(ctx); err != nil {
-			return nil, fmt.Errorf("%s (the kubelet, through the apiserver's node proxy): %w", origin[name], err)
-		}
-	}
-	return ParseSnapshot(raw, origin)
 }

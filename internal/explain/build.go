@@ -14,7 +14,8 @@ import (
 // (a kubelet that would refuse its reservations, containerfs thresholds the kubelet ignores) become
 // Report.Warnings.
 func Build(in Input) Report {
-	r := Report{Node: in.Node, Source: in.Source, Now: in.Now, Warnings: append([]string{}, in.Warnings...)}
+	r := Report{Node: in.Node, Source: in.Source, Now: in.Now, Warnings: append([]string{}, in.Warnings...),
+		Unavailable: append([]string(nil), in.Unavailable...)}
 	if r.Now.IsZero() {
 		r.Now = newestStats(in.Snapshot)
 	}

@@ -31,6 +31,9 @@ type Input struct {
 	NodeConditions []NodeCondition
 	// Warnings found while loading the input (a pod without stats, ...); copied to the Report.
 	Warnings []string
+	// Unavailable says what could not be read (a kubelet that did not answer) and what the report
+	// shows instead; copied to the Report.
+	Unavailable []string
 }
 
 // NodeCondition is one node status condition as the node reports it.
@@ -67,6 +70,9 @@ type Report struct {
 	Pressure *Pressure `json:"pressure,omitempty"`
 	// Warnings are problems with the input that do not stop the explanation.
 	Warnings []string `json:"warnings,omitempty"`
+	// Unavailable is set when the report is partial: what could not be read and what is shown
+	// instead (a live node whose kubelet did not answer is explained from the Node object alone).
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // Allocation is the allocatable arithmetic of one resource.

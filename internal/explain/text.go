@@ -15,6 +15,7 @@ import (
 func Text(w io.Writer, r Report) error {
 	p := &printer{w: w}
 	p.header(r)
+	p.unavailable(r.Unavailable)
 	p.warnings(r.Warnings)
 	p.allocatable(r.AllocatableMath)
 	p.firings(r.Thresholds)
@@ -66,6 +67,16 @@ func (p *printer) header(r Report) {
 		p.printf(", stats ages as of %s", r.Now.UTC().Format(time.RFC3339))
 	}
 	p.printf("\n")
+}
+
+func (p *printer) unavailable(us []string) {
+	if len(us) == 0 {
+		return
+	}
+	p.section("PARTIAL: not everything could be read")
+	for _, u := range us {
+		p.printf("  %s\n", u)
+	}
 }
 
 func (p *printer) warnings(ws []string) {
