@@ -42,7 +42,7 @@ exact eviction message.`,
 			return o.run(cmd, flags, streams, args)
 		},
 	}
-	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain a snapshot directory (from `kubectl pressure snapshot`) instead of a live node")
+	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain the snapshot directory `DIR` (written by kubectl pressure snapshot) instead of a live node")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	addKubeletTimeout(cmd, &o.kubeletTimeout)
 	o.local.addFlags(cmd.Flags())

@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/kube-pressure/pressure/internal/version"
 )
@@ -36,7 +39,10 @@ reason for each place. It works on a live node or on a snapshot saved with "kube
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetVersionTemplate("{{.Version}}\n")
+	// Usage reads "kubectl pressure ...": kubectl runs the plugin as kubectl-pressure (krew convention).
+	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pressure"}
 	flags.AddFlags(root.PersistentFlags())
+	addKlogFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(streams))
 	root.AddCommand(newExplainCommand(flags, streams))
 	root.AddCommand(newSnapshotCommand(flags, streams))
@@ -66,4 +72,18 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for text, or json")
 	return cmd
+}
+
+// addKlogFlags adds kubectl's log flags: -v/--v (client-go's request logging at -v 6 and up) and
+// --vmodule. -v is log verbosity, as in kubectl; the version is --version or `version`.
+func addKlogFlags(fs *pflag.FlagSet) {
+	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gfs)
+	for _, name := range []string{"v", "vmodule"} {
+		f := pflag.PFlagFromGoFlag(gfs.Lookup(name))
+		if name == "v" {
+			f.Shorthand = "v"
+		}
+		fs.AddFlag(f)
+	}
 }
