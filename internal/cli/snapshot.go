@@ -10,9 +10,15 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
+// snapshotOptions are the flags of `kubectl pressure snapshot`.
+type snapshotOptions struct {
+	out      string
+	timeout  time.Duration
+	noRedact bool
+}
+
 func newSnapshotCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	var out string
-	var timeout time.Duration
+	var o snapshotOptions
 	cmd := &cobra.Command{
 		Use:   "snapshot NODE --out DIR",
 		Short: "Save what an eviction decision needs about a node, for offline explain and bug reports",
@@ -21,30 +27,49 @@ func newSnapshotCommand(flags *genericclioptions.ConfigFlags, streams genericioo
   DIR/pods.json            the v1.PodList of the pods bound to NODE
   DIR/summary.json         the kubelet Summary API (/api/v1/nodes/NODE/proxy/stats/summary)
   DIR/kubelet-config.json  the kubelet's /configz (/api/v1/nodes/NODE/proxy/configz)
-Explain it later with "kubectl pressure explain --snapshot DIR".`,
+Explain it later with "kubectl pressure explain --snapshot DIR".
+
+The node and the pods are redacted to what the decision reads: no labels, no annotations but the
+static/mirror pod markers, no images, commands, arguments, probes or environment values (names only),
+no volume paths or names of configMaps and secrets. --no-redact keeps them. The directory is created
+0700 and the files written 0600.`,
 		Example: `  kubectl pressure snapshot node-1 --out ./node-1-snapshot`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return errors.New("--out DIR is required")
-			}
-			cs, err := clientset(flags)
-			if err != nil {
-				return err
-			}
-			snap, err := FetchSnapshotTimeout(cmd.Context(), cs, args[0], timeout)
-			if err != nil {
-				return err
-			}
-			if err := snap.WriteDir(out); err != nil {
-				return fmt.Errorf("write snapshot: %w", err)
-			}
-			_, err = fmt.Fprintf(streams.Out, "saved node %s (%d pods) to %s: %s %s %s %s\n", snap.Node.Name,
-				len(snap.Pods.Items), out, FileNode, FilePods, FileSummary, FileKubeletConfig)
-			return err
+			return o.run(cmd, flags, streams, args[0])
 		},
 	}
-	addKubeletTimeout(cmd, &timeout)
-	cmd.Flags().StringVar(&out, "out", "", "directory to write the snapshot files into (created if missing)")
+	addKubeletTimeout(cmd, &o.timeout)
+	cmd.Flags().StringVar(&o.out, "out", "", "directory to write the snapshot files into (created 0700 if missing; files 0600)")
+	cmd.Flags().BoolVar(&o.noRedact, "no-redact", false, "keep the node and pods as the apiserver serves them "+
+		"(labels, annotations, images, commands, env values)")
 	return cmd
+}
+
+func (o snapshotOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
+	node string) error {
+	if o.out == "" {
+		return errors.New("--out DIR is required")
+	}
+	cs, err := clientset(flags)
+	if err != nil {
+		return err
+	}
+	snap, err := FetchSnapshotTimeout(cmd.Context(), cs, node, o.timeout)
+	if err != nil {
+		return err
+	}
+	how := "as served (--no-redact)"
+	if !o.noRedact {
+		if err := snap.Redact(); err != nil {
+			return err
+		}
+		how = "redacted to what the decision reads (--no-redact keeps everything)"
+	}
+	if err := snap.WriteDir(o.out); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	_, err = fmt.Fprintf(streams.Out, "saved node %s (%d pods) to %s (files 0600): %s %s %s %s; node and pods %s\n",
+		snap.Node.Name, len(snap.Pods.Items), o.out, FileNode, FilePods, FileSummary, FileKubeletConfig, how)
+	return err
 }

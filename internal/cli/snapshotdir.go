@@ -197,9 +197,10 @@ func checkKind(file string, tm metav1.TypeMeta, want string) error {
 	return nil
 }
 
-// WriteDir writes the snapshot's raw files into dir (created if needed).
+// WriteDir writes the snapshot's raw files into dir (created 0700 if needed), each file 0600: a
+// snapshot describes the workloads of a node.
 func (s *Snapshot) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for _, name := range snapshotFiles {
@@ -207,7 +208,11 @@ func (s *Snapshot) WriteDir(dir string) error {
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			data = append(append([]byte{}, data...), '\n')
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return err
+		}
+		if err := os.Chmod(path, 0o600); err != nil { // an existing file keeps its mode in WriteFile
 			return err
 		}
 	}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// keptAnnotations are the only pod annotations a redacted snapshot keeps: the kubelet's critical pod
+// markers (kubelet IsCriticalPod: static and mirror pods). Everything else the decision reads is in
+// the spec and status fields RedactPod keeps.
+var keptAnnotations = []string{"kubernetes.io/config.source", "kubernetes.io/config.mirror"}
+
+// RedactPod returns the part of pod an eviction decision reads: name, namespace, uid, owner
+// references, the critical pod annotations; per container the name, resources, restart policy
+// (sidecars) and the names of environment variables (values dropped); priority, tolerations,
+// grace period, pod resources and overhead; volumes by kind (emptyDir with its medium and size
+// limit, hostPath, gitRepo and configMap without paths, URLs or names; other sources dropped); the
+// phase, QoS class and start time. Labels, other annotations, images, commands, arguments, probes,
+// env values and secrets references are dropped.
+func RedactPod(pod *corev1.Pod) corev1.Pod {
+	out := corev1.Pod{TypeMeta: pod.TypeMeta}
+	out.Name, out.Namespace, out.UID = pod.Name, pod.Namespace, pod.UID
+	out.CreationTimestamp, out.DeletionTimestamp = pod.CreationTimestamp, pod.DeletionTimestamp
+	out.OwnerReferences = pod.OwnerReferences
+	for _, k := range keptAnnotations {
+		if v, ok := pod.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	s := &pod.Spec
+	out.Spec = corev1.PodSpec{NodeName: s.NodeName, Priority: s.Priority, PriorityClassName: s.PriorityClassName,
+		Tolerations: s.Tolerations, TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+		Resources: s.Resources, Overhead: s.Overhead}
+	out.Spec.Containers = redactContainers(s.Containers)
+	out.Spec.InitContainers = redactContainers(s.InitContainers)
+	for _, v := range s.Volumes {
+		out.Spec.Volumes = append(out.Spec.Volumes, redactVolume(v))
+	}
+	out.Status = corev1.PodStatus{Phase: pod.Status.Phase, QOSClass: pod.Status.QOSClass, StartTime: pod.Status.StartTime}
+	return out
+}
+
+func redactContainers(cs []corev1.Container) []corev1.Container {
+	var out []corev1.Container
+	for _, c := range cs {
+		rc := corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		for _, e := range c.Env {
+			rc.Env = append(rc.Env, corev1.EnvVar{Name: e.Name})
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+func redactVolume(v corev1.Volume) corev1.Volume {
+	out := corev1.Volume{Name: v.Name}
+	switch {
+	case v.EmptyDir != nil:
+		out.EmptyDir = v.EmptyDir
+	case v.HostPath != nil:
+		out.HostPath = &corev1.HostPathVolumeSource{}
+	case v.GitRepo != nil: //nolint:staticcheck // deprecated but still counted by the kubelet
+		out.GitRepo = &corev1.GitRepoVolumeSource{} //nolint:staticcheck // as above
+	case v.ConfigMap != nil:
+		out.ConfigMap = &corev1.ConfigMapVolumeSource{}
+	}
+	return out
+}
+
+// RedactNode returns the part of a node the decision reads: name, uid, capacity, allocatable,
+// conditions and node info (kubelet version). Labels, annotations, addresses, images, taints and
+// the rest are dropped.
+func RedactNode(n *corev1.Node) corev1.Node {
+	out := corev1.Node{TypeMeta: n.TypeMeta}
+	out.Name, out.UID = n.Name, n.UID
+	out.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
+		Conditions: n.Status.Conditions, NodeInfo: n.Status.NodeInfo}
+	out.Status.NodeInfo.MachineID, out.Status.NodeInfo.SystemUUID, out.Status.NodeInfo.BootID = "", "", ""
+	return out
+}
+
+// Redact rewrites the snapshot's node.json and pods.json to their redacted form (RedactNode,
+// RedactPod); the Summary and the kubelet configuration are kept as served.
+func (s *Snapshot) Redact() error {
+	node := RedactNode(&s.Node)
+	pods := corev1.PodList{TypeMeta: s.Pods.TypeMeta, ListMeta: s.Pods.ListMeta}
+	for i := range s.Pods.Items {
+		pods.Items = append(pods.Items, RedactPod(&s.Pods.Items[i]))
+	}
+	var err error
+	if s.Raw[FileNode], err = json.MarshalIndent(&node, "", "  "); err != nil {
+		return fmt.Errorf("redact %s: %w", FileNode, err)
+	}
+	if s.Raw[FilePods], err = json.MarshalIndent(&pods, "", "  "); err != nil {
+		return fmt.Errorf("redact %s: %w", FilePods, err)
+	}
+	s.Node, s.Pods = node, pods
+	return nil
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// secrets are planted in every pod of a snapshot; none may survive redaction.
+var secrets = []string{"s3cr3t-env-value", "registry.internal/app:1", "--password=hunter2", "team-label-value",
+	"annotation-value", "/host/secret/path", "my-secret-name", "https://token@git.example/repo"}
+
+func plantSecrets(t *testing.T, f map[string]string) {
+	t.Helper()
+	var list corev1.PodList
+	if err := json.Unmarshal([]byte(f[FilePods]), &list); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		p.Labels = map[string]string{"team": "team-label-value"}
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations["example.com/note"] = "annotation-value"
+		for j := range p.Spec.Containers {
+			c := &p.Spec.Containers[j]
+			c.Image, c.Args = "registry.internal/app:1", []string{"--password=hunter2"}
+			c.Env = append(c.Env, corev1.EnvVar{Name: "TOKEN", Value: "s3cr3t-env-value"})
+		}
+		p.Spec.Volumes = append(p.Spec.Volumes,
+			corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/host/secret/path"}}},
+			corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "my-secret-name"}}},
+			corev1.Volume{Name: "git", VolumeSource: corev1.VolumeSource{GitRepo: &corev1.GitRepoVolumeSource{ //nolint:staticcheck // still counted by the kubelet
+				Repository: "https://token@git.example/repo"}}})
+	}
+	b, err := json.MarshalIndent(&list, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f[FilePods] = string(b)
+}
+
+func TestRedactedSnapshotKeepsTheDecisionAndDropsTheRest(t *testing.T) {
+	for _, c := range []string{"seed", "soft-and-disk", "healthy"} {
+		t.Run(c, func(t *testing.T) {
+			src := copyCase(t, c, func(f map[string]string) { plantSecrets(t, f) })
+			s, err := LoadSnapshotDir(os.DirFS(src), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Redact(); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "new", "snap")
+			if err := s.WriteDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			checkMode(t, dir, 0o700)
+			for _, name := range snapshotFiles {
+				checkMode(t, filepath.Join(dir, name), 0o600)
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, secret := range secrets {
+					if strings.Contains(string(data), secret) {
+						t.Errorf("%s still holds %q after redaction", name, secret)
+					}
+				}
+			}
+			if !strings.Contains(readFile(t, filepath.Join(dir, FilePods)), `"TOKEN"`) {
+				t.Errorf("redaction dropped the env variable's name, want only its value dropped")
+			}
+			before, after := explainJSONRaw(t, src), explainJSONRaw(t, dir)
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("explain differs after redaction (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWriteDirTightensAnExistingFile(t *testing.T) {
+	src := filepath.Join("testdata", "snapshots", "seed")
+	s, err := LoadSnapshotDir(os.DirFS(src), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FilePods), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	checkMode(t, filepath.Join(dir, FilePods), 0o600)
+}
+
+// copyCase copies a testdata snapshot into a temporary directory and applies edit to its files.
+func copyCase(t *testing.T, name string, edit func(map[string]string)) string {
+	t.Helper()
+	files := map[string]string{}
+	for _, f := range snapshotFiles {
+		files[f] = readFile(t, filepath.Join("testdata", "snapshots", name, f))
+	}
+	edit(files)
+	dir := t.TempDir()
+	for f, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func checkMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != want {
+		t.Errorf("%s mode %o, want %o", path, got, want)
+	}
+}
+
+// explainJSONRaw returns explain's JSON report of a snapshot as a map, without its source and the
+// warnings' directory names.
+func explainJSONRaw(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	out, err := runCLI(t, "explain", "--snapshot", dir, "-o", "json")
+	if err != nil {
+		t.Fatalf("explain --snapshot %s: %v", dir, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(out, dir, "DIR")), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "source")
+	return m
+}
