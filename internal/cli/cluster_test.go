@@ -33,7 +33,7 @@ func TestLiveCommandsDoNotWaitForeverForAKubeletThatDoesNotAnswer(t *testing.T) 
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "ghost"},
 		Status: corev1.NodeStatus{
-			Capacity:        corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")},
+			Capacity: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse,
 				Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
