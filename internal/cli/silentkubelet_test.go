@@ -25,6 +25,15 @@ import (
 // (the node proxy refuses loopback) and the port.
 func silentKubelet(t *testing.T, cp *cluster.ControlPlane) (string, int) {
 	t.Helper()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return kubeletServer(t, cp, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stop }))
+}
+
+// kubeletServer serves h over TLS with a certificate the apiserver trusts as a kubelet's, on a
+// non-loopback address of this machine, and returns that address and the port.
+func kubeletServer(t *testing.T, cp *cluster.ControlPlane, h http.Handler) (string, int) {
+	t.Helper()
 	ip := hostIP(t)
 	ca, err := tls.LoadX509KeyPair(cp.CAFile(), filepath.Join(filepath.Dir(cp.CAFile()), "ca.key"))
 	if err != nil {
@@ -49,14 +58,10 @@ func silentKubelet(t *testing.T, cp *cluster.ControlPlane) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stop }),
+	srv := &http.Server{Handler: h,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
-	t.Cleanup(func() {
-		close(stop)
-		_ = srv.Close()
-	})
+	t.Cleanup(func() { _ = srv.Close() })
 	return ip, ln.Addr().(*net.TCPAddr).Port
 }
 

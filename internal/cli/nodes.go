@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-pressure/pressure/internal/explain"
+)
+
+// Defaults of `kubectl pressure nodes`.
+const (
+	DefaultNodesConcurrency = 32
+	DefaultNodeTimeout      = 5 * time.Second
+)
+
+// NodeMargin is one node's row of `kubectl pressure nodes`.
+type NodeMargin struct {
+	Node string `json:"node"`
+	// Tightest is the node's tightest signal (nil when unknown: no answer, or nothing observed).
+	Tightest *explain.Margin `json:"tightest,omitempty"`
+	// TimeToThreshold is the time until the tightest signal reaches its threshold at the current
+	// trend; empty when unknown (one Summary sample has no trend).
+	TimeToThreshold string `json:"timeToThreshold,omitempty"`
+	// ThresholdsMet are the signals whose threshold is met now.
+	ThresholdsMet []string `json:"thresholdsMet,omitempty"`
+	// Conditions are the node's pressure conditions that are True.
+	Conditions []string `json:"conditions,omitempty"`
+	// Error says why the node is missing from the answer (partial result): the kubelet did not
+	// answer within the per-node timeout, or its documents were unusable.
+	Error string `json:"error,omitempty"`
+}
+
+// NodesReport is the answer of `kubectl pressure nodes`: every node, tightest first.
+type NodesReport struct {
+	Items []NodeMargin `json:"items"`
+	// Partial is true when at least one node has no answer (its Error says why).
+	Partial bool `json:"partial"`
+}
+
+// NodesOptions tune how the nodes are asked.
+type NodesOptions struct {
+	// Concurrency is how many kubelets are asked at once; Timeout bounds each node.
+	Concurrency int
+	Timeout     time.Duration
+}
+
+// Nodes lists every node and asks each kubelet (Summary and /configz through the apiserver's node
+// proxy) for its tightest margin, opts.Concurrency at a time, each within opts.Timeout. A node that
+// does not answer is kept with its Error and the report marked partial. Items are sorted tightest
+// first (Margin.TighterThan), nodes without an answer last, ties by node name: a total order.
+func Nodes(ctx context.Context, cs kubernetes.Interface, opts NodesOptions) (NodesReport, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return NodesReport{}, fmt.Errorf("list nodes: %w", err)
+	}
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	items := make([]NodeMargin, len(list.Items))
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i := range list.Items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			items[i] = nodeMargin(ctx, cs, &list.Items[i], opts.Timeout)
+		}(i)
+	}
+	wg.Wait()
+	r := NodesReport{Items: items}
+	for _, it := range items {
+		r.Partial = r.Partial || it.Error != ""
+	}
+	sort.Slice(r.Items, func(i, j int) bool { return nodeLess(r.Items[i], r.Items[j]) })
+	return r, ctx.Err()
+}
+
+func nodeLess(a, b NodeMargin) bool {
+	switch {
+	case a.Tightest != nil && b.Tightest != nil:
+		if a.Tightest.TighterThan(*b.Tightest) || b.Tightest.TighterThan(*a.Tightest) {
+			return a.Tightest.TighterThan(*b.Tightest)
+		}
+	case a.Tightest != nil || b.Tightest != nil:
+		return a.Tightest != nil
+	}
+	return a.Node < b.Node
+}
+
+// nodeMargin asks one node's kubelet and computes its tightest margin; the node object itself comes
+// from the list, the pods are not needed.
+func nodeMargin(ctx context.Context, cs kubernetes.Interface, n *corev1.Node, timeout time.Duration) NodeMargin {
+	out := NodeMargin{Node: n.Name, Conditions: pressureConditions(n)}
+	raw, origin := map[string][]byte{}, map[string]string{}
+	for _, name := range []string{FileSummary, FileKubeletConfig} {
+		origin[name] = "GET " + kubeletPath(n.Name, name)
+	}
+	if err := fetchKubelet(ctx, cs, n.Name, timeout, raw, origin); err != nil {
+		out.Error = strings.Join(errorLines(err), "; ")
+		return out
+	}
+	node := n.DeepCopy()
+	node.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
+	s := &Snapshot{Node: *node, Raw: raw, Origin: origin}
+	errs := []error{s.parseSummary(raw[FileSummary]), s.parseKubeletConfig(raw[FileKubeletConfig])}
+	if err := errors.Join(errs...); err != nil {
+		out.Error = strings.Join(errorLines(err), "; ")
+		return out
+	}
+	in, err := ExplainInput(s, "live", time.Now())
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	r := explain.Build(in)
+	if m, ok := explain.TightestMargin(r); ok {
+		out.Tightest = &m
+	}
+	out.ThresholdsMet = r.Kubelet.ThresholdsMet
+	return out
+}
+
+// pressureConditions lists the node's *Pressure conditions that are True, by name.
+func pressureConditions(n *corev1.Node) []string {
+	var out []string
+	for _, c := range n.Status.Conditions {
+		if strings.HasSuffix(string(c.Type), "Pressure") && c.Status == corev1.ConditionTrue {
+			out = append(out, string(c.Type))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func newNodesCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	opts := NodesOptions{Concurrency: DefaultNodesConcurrency, Timeout: DefaultNodeTimeout}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "nodes",
+		Short: "Every node's tightest eviction margin, tightest first",
+		Long: `Nodes asks every node's kubelet (Summary API and /configz through the apiserver's node proxy) and
+shows, per node, the signal closest to its eviction threshold relative to its capacity: available,
+threshold, margin, and the time to the threshold at the current trend when known. Tightest first; nodes
+whose kubelet does not answer within --kubelet-timeout are listed last with the reason, and the answer is
+marked partial.`,
+		Example: `  kubectl pressure nodes
+  kubectl pressure nodes -o wide
+  kubectl pressure nodes -o json --concurrency 64 --kubelet-timeout 3s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "" && output != "wide" && output != "json" && output != "yaml" {
+				return fmt.Errorf("--output %q: must be empty, wide, json or yaml", output)
+			}
+			if opts.Concurrency < 1 {
+				return fmt.Errorf("--concurrency %d: must be at least 1", opts.Concurrency)
+			}
+			cfg, err := flags.ToRESTConfig()
+			if err != nil {
+				return fmt.Errorf("kubeconfig: %w", err)
+			}
+			// client-go's default limiter (5 QPS, burst 10) would spread 2 requests per node over
+			// minutes on a large cluster, and its wait counts against the per-node timeout.
+			cfg.QPS, cfg.Burst = float32(4*opts.Concurrency), 4*opts.Concurrency
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			r, err := Nodes(cmd.Context(), cs, opts)
+			if err != nil {
+				return err
+			}
+			return renderNodes(streams, r, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for a table, wide, json or yaml")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", DefaultNodesConcurrency, "how many kubelets to ask at once")
+	cmd.Flags().DurationVar(&opts.Timeout, "kubelet-timeout", DefaultNodeTimeout, "how long to wait for each node's kubelet; "+
+		"a node without an answer is listed with the reason and the answer marked partial")
+	return cmd
+}

@@ -1,0 +1,149 @@
+package cli
+
+// Level-1 test of `kubectl pressure nodes` on a real kube-apiserver + etcd with 200 Node objects: 150
+// have a stats source of their own (a TLS server the apiserver trusts as the node's kubelet, serving a
+// Summary and /configz through the real node proxy), 50 a kubelet that never answers. The real
+// kubelet's answer is checked in test/e2e/nodes_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+)
+
+const (
+	nodesTotal = 200
+	nodeMemory = 16 << 30
+)
+
+// nodeAvailable is node i's memory.available, in an order unrelated to the names.
+func nodeAvailable(i int) uint64 { return uint64((i*37)%nodesTotal+1) * 64 << 20 }
+
+// silentNode says whether node i's kubelet never answers.
+func silentNode(i int) bool { return i%4 == 3 }
+
+func fakeKubelet(name string, available uint64) http.Handler {
+	now := time.Now().UTC().Format(time.RFC3339)
+	summary := fmt.Sprintf(`{"node":{"nodeName":%q,"memory":{"time":%q,"availableBytes":%d,"workingSetBytes":%d}},"pods":[]}`,
+		name, now, available, nodeMemory-available)
+	configz := `{"kubeletconfig":{"evictionHard":{"memory.available":"100Mi"},"enforceNodeAllocatable":[],` +
+		`"evictionPressureTransitionPeriod":"5m0s"}}`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stats/summary":
+			_, _ = w.Write([]byte(summary))
+		case "/configz":
+			_, _ = w.Write([]byte(configz))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+func createNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name, ip string, port int) {
+	t.Helper()
+	n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status = corev1.NodeStatus{
+		Capacity:        corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(nodeMemory, resource.BinarySI)},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}},
+	}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNodesOrdersManyNodesAndMarksTheSilentOnesPartial(t *testing.T) {
+	cp := clustertest.ControlPlane(t)
+	cs, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	silentIP, silentPort := silentKubelet(t, cp)
+	type want struct {
+		name  string
+		avail uint64
+	}
+	var answering []want
+	var silent []string
+	for i := range nodesTotal {
+		name := fmt.Sprintf("node-%03d", i)
+		if silentNode(i) {
+			createNode(ctx, t, cs, name, silentIP, silentPort)
+			silent = append(silent, name)
+			continue
+		}
+		ip, port := kubeletServer(t, cp, fakeKubelet(name, nodeAvailable(i)))
+		createNode(ctx, t, cs, name, ip, port)
+		answering = append(answering, want{name, nodeAvailable(i)})
+	}
+	sort.Slice(answering, func(i, j int) bool { return answering[i].avail < answering[j].avail })
+	var wantOrder []string
+	for _, w := range answering {
+		wantOrder = append(wantOrder, w.name)
+	}
+	wantOrder = append(wantOrder, silent...) // already by name
+
+	out, err := runCLIWithin(t, 2*time.Minute, "--kubeconfig", cp.Kubeconfig(), "nodes", "-o", "json", "--kubelet-timeout", "2s")
+	if err != nil {
+		t.Fatalf("nodes: %v", err)
+	}
+	var r NodesReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("nodes -o json: %v\n%s", err, out)
+	}
+	var got []string
+	for _, it := range r.Items {
+		got = append(got, it.Node)
+	}
+	if len(got) != nodesTotal || strings.Join(got, " ") != strings.Join(wantOrder, " ") {
+		t.Errorf("order of %d nodes:\n got %v\nwant %v", len(got), got, wantOrder)
+	}
+	if !r.Partial {
+		t.Errorf("partial = false, want true: %d kubelets never answer", len(silent))
+	}
+	for _, it := range r.Items {
+		isSilent := it.Error != ""
+		if isSilent != strings.Contains(" "+strings.Join(silent, " ")+" ", " "+it.Node+" ") {
+			t.Errorf("node %s: error %q, want an error exactly for the silent nodes", it.Node, it.Error)
+			continue
+		}
+		if isSilent && !strings.Contains(it.Error, "no answer within 2s") {
+			t.Errorf("node %s: error %q, want it to say no answer within 2s", it.Node, it.Error)
+		}
+		if !isSilent && (it.Tightest == nil || it.Tightest.Signal != "memory.available" || it.Tightest.Resolved != "104857600") {
+			t.Errorf("node %s: tightest %+v, want memory.available against 100Mi", it.Node, it.Tightest)
+		}
+	}
+	first := r.Items[0].Tightest
+	if first == nil || first.Available != fmt.Sprint(64<<20) || !first.Met || first.Margin != fmt.Sprint(-36<<20) {
+		t.Errorf("tightest node %s: %+v, want 64Mi available, met, margin -36Mi", r.Items[0].Node, first)
+	}
+
+	table, err := runCLIWithin(t, 2*time.Minute, "--kubeconfig", cp.Kubeconfig(), "nodes", "--kubelet-timeout", "2s")
+	if err != nil {
+		t.Fatalf("nodes (table): %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != nodesTotal+1 || !strings.HasPrefix(lines[0], "NODE") || !strings.HasPrefix(lines[1], wantOrder[0]+" ") ||
+		!strings.Contains(lines[len(lines)-1], "no answer") {
+		t.Errorf("table: %d lines, want a header and %d nodes, tightest first, silent last:\n%s", len(lines), nodesTotal, table)
+	}
+}
