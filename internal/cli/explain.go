@@ -43,7 +43,8 @@ exact eviction message.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain the snapshot directory `DIR` (written by kubectl pressure snapshot) instead of a live node")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text (prose wrapped at $COLUMNS or the terminal's width), wide (never wrapped), json, yaml, "+
+		"jsonpath=TEMPLATE or go-template=TEMPLATE (kubectl's printers, on the JSON report)")
 	addKubeletTimeout(cmd, &o.kubeletTimeout)
 	o.local.addFlags(cmd.Flags())
 	return cmd
@@ -51,8 +52,8 @@ exact eviction message.`,
 
 func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
 	args []string) error {
-	if o.output != "text" && o.output != "json" && o.output != "yaml" {
-		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+	if o.output != "text" && o.output != "wide" && o.output != "json" && o.output != "yaml" && !isTemplate(o.output) {
+		return fmt.Errorf("--output %q: must be text, wide, json, yaml, jsonpath=... or go-template=...", o.output)
 	}
 	if err := localOnly(cmd, o.local.enabled); err != nil {
 		return err
@@ -113,10 +114,20 @@ func clientset(flags *genericclioptions.ConfigFlags) (kubernetes.Interface, erro
 	return kubernetes.NewForConfig(cfg)
 }
 
-// render writes the report in the chosen format; yaml is the json converted, so both hold the same content.
+// render writes the report in the chosen format; yaml is the json converted, so both hold the same
+// content; jsonpath and go-template go through cli-runtime's printers. Text wraps its prose at the
+// terminal's width (COLUMNS first) and is coloured on a terminal unless NO_COLOR is set; wide is text
+// that never wraps.
 func render(streams genericiooptions.IOStreams, r explain.Report, output string) error {
-	if output == "text" {
-		return explain.Text(streams.Out, r)
+	switch {
+	case output == "text":
+		width, color := terminal(streams.Out)
+		return explain.TextWith(streams.Out, r, explain.TextOptions{Width: width, Color: color})
+	case output == "wide":
+		_, color := terminal(streams.Out)
+		return explain.TextWith(streams.Out, r, explain.TextOptions{Color: color})
+	case isTemplate(output):
+		return printTemplate(streams.Out, r, output)
 	}
 	var buf bytes.Buffer
 	if err := explain.JSON(&buf, r); err != nil {

@@ -13,7 +13,10 @@ import (
 // Text writes the report for people: sections with headings, aligned columns, human-readable
 // quantities.
 func Text(w io.Writer, r Report) error {
-	p := &printer{w: w}
+	return TextWith(w, r, TextOptions{})
+}
+
+func (p *printer) report(r Report) {
 	p.header(r)
 	p.unavailable(r.Unavailable)
 	p.warnings(r.Warnings)
@@ -23,13 +26,13 @@ func Text(w io.Writer, r Report) error {
 	p.conditions(r.NodeConditions)
 	p.kubelet(r.Kubelet)
 	p.pressure(r.Pressure)
-	return p.err
 }
 
 // printer accumulates the first write error.
 type printer struct {
-	w   io.Writer
-	err error
+	w    io.Writer
+	opts TextOptions
+	err  error
 }
 
 func (p *printer) printf(format string, args ...any) {
@@ -56,7 +59,7 @@ func (p *printer) table(rows [][]string) {
 	}
 }
 
-func (p *printer) section(title string) { p.printf("\n%s\n", title) }
+func (p *printer) section(title string) { p.printf("\n%s\n", p.paint(ansiBold, title)) }
 
 func (p *printer) header(r Report) {
 	p.printf("Node %s", r.Node)
@@ -73,9 +76,9 @@ func (p *printer) unavailable(us []string) {
 	if len(us) == 0 {
 		return
 	}
-	p.section("PARTIAL: not everything could be read")
+	p.printf("\n%s\n", p.paint(ansiRed, "PARTIAL: not everything could be read"))
 	for _, u := range us {
-		p.printf("  %s\n", u)
+		p.prose("  ", "", u)
 	}
 }
 
@@ -85,7 +88,8 @@ func (p *printer) warnings(ws []string) {
 	}
 	p.section("WARNINGS")
 	for _, w := range ws {
-		p.printf("  WARNING: %s\n", w)
+		p.printf("  %s", p.paint(ansiYellow, "WARNING:"))
+		p.prose("", " ", w)
 	}
 }
 
@@ -128,7 +132,7 @@ func (p *printer) firings(fs []Firing) {
 		p.printf("  no eviction thresholds are configured: the kubelet never evicts for node pressure\n")
 	}
 	for _, f := range fs {
-		p.printf("  %s\n", f.Explanation)
+		p.prose("  ", "", f.Explanation)
 	}
 }
 

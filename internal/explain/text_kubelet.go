@@ -60,7 +60,7 @@ func (p *printer) whys(vs []Victim) {
 	}
 	p.printf("\n  Why this order:\n")
 	for i := 0; i+1 < len(vs); i++ {
-		p.printf("    %s before %s: %s\n", vs[i].Pod, vs[i+1].Pod, vs[i].Why)
+		p.prose("    ", vs[i].Pod+" before "+vs[i+1].Pod+": ", vs[i].Why)
 	}
 }
 
@@ -81,7 +81,7 @@ func (p *printer) notes(ns []string) {
 	}
 	p.printf("\n  Notes:\n")
 	for _, n := range ns {
-		p.printf("    - %s\n", n)
+		p.prose("    ", "- ", n)
 	}
 }
 
