@@ -37,7 +37,8 @@ exact eviction message.`,
 		Example: `  kubectl pressure explain node-1
   kubectl pressure explain --snapshot ./node-1-snapshot -o json
   kubectl pressure explain --local --kubelet-config /var/lib/kubelet/config.yaml`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeNodes(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, flags, streams, args)
 		},

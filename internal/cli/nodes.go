@@ -191,3 +191,31 @@ marked partial.`,
 		"a node without an answer is listed with the reason and the answer marked partial")
 	return cmd
 }
+
+// completeNodes completes a NODE argument with the names of the cluster's nodes (cobra's
+// ValidArgsFunction); nothing, and no file names, when the cluster cannot be asked.
+func completeNodes(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) != 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cs, err := clientset(flags)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), DefaultNodeTimeout)
+		defer cancel()
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []string
+		for _, n := range list.Items {
+			if strings.HasPrefix(n.Name, toComplete) {
+				out = append(out, n.Name)
+			}
+		}
+		sort.Strings(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -144,6 +144,15 @@ func TestNodesOrdersManyNodesAndMarksTheSilentOnesPartial(t *testing.T) {
 		t.Errorf("tightest node %s: %+v, want 64Mi available, met, margin -36Mi", r.Items[0].Node, first)
 	}
 
+	completions, err := runCLI(t, "--kubeconfig", cp.Kubeconfig(), "__complete", "explain", "node-19")
+	if err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	wantCompletion := "node-190\nnode-191\nnode-192\nnode-193\nnode-194\nnode-195\nnode-196\nnode-197\nnode-198\nnode-199\n:4\n"
+	if !strings.HasPrefix(completions, wantCompletion) {
+		t.Errorf("completion of explain node-19 = %q, want %q", completions, wantCompletion)
+	}
+
 	table, err := runCLIWithin(t, 2*time.Minute, "--kubeconfig", cp.Kubeconfig(), "nodes", "--kubelet-timeout", "2s")
 	if err != nil {
 		t.Fatalf("nodes (table): %v", err)

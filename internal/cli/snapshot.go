@@ -33,8 +33,9 @@ The node and the pods are redacted to what the decision reads: no labels, no ann
 static/mirror pod markers, no images, commands, arguments, probes or environment values (names only),
 no volume paths or names of configMaps and secrets. --no-redact keeps them. The directory is created
 0700 and the files written 0600.`,
-		Example: `  kubectl pressure snapshot node-1 --out ./node-1-snapshot`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl pressure snapshot node-1 --out ./node-1-snapshot`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNodes(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, flags, streams, args[0])
 		},
