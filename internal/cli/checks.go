@@ -88,12 +88,7 @@ func hugeNumbers(file string, data []byte) []string {
 func walkNumbers(v any, path string, f func(string, json.Number)) {
 	switch t := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(t) {
 			walkNumbers(t[k], join(path, k), f)
 		}
 	case []any:

@@ -3,10 +3,10 @@ package cli
 // Level-1 tests on a real kube-apiserver + etcd (test/cluster): there is no kubelet, only a silent one
 // (silentKubelet: accepts, never answers). A missing node is an error naming it; for a node whose
 // kubelet does not answer, snapshot fails within the default kubelet timeout naming the endpoint and
-// writes nothing, and explain answers from the Node object alone with a note saying so. The snapshot and explain of a real node are in test/e2e/explain_test.go.
+// writes nothing, and explain answers from the Node object alone with a note saying so. The snapshot
+// and explain of a real node are in test/e2e/explain_test.go.
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,44 +15,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
 func TestLiveCommandsDoNotWaitForeverForAKubeletThatDoesNotAnswer(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
-	cs, err := cp.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	cp, cs, ctx := controlPlane(t, 2*time.Minute)
 	ip, port := silentKubelet(t, cp)
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "ghost"},
-		Status: corev1.NodeStatus{
-			Capacity: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse,
-				Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}},
-		},
-	}
-	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created.Status = node.Status
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNode(ctx, t, cs, "ghost", ip, port, corev1.NodeCondition{Type: corev1.NodeMemoryPressure,
+		Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: metav1.Now(),
+		LastTransitionTime: metav1.Now()})
 	kubeconfig := []string{"--kubeconfig", cp.Kubeconfig()}
 
 	// No --request-timeout and no --kubelet-timeout: the default bound must end the wait.
 	dir := filepath.Join(t.TempDir(), "snap")
-	_, err = runCLIWithin(t, time.Minute, append(kubeconfig, "snapshot", "ghost", "--out", dir)...)
+	_, err := runCLIWithin(t, time.Minute, append(kubeconfig, "snapshot", "ghost", "--out", dir)...)
 	if err == nil || !strings.Contains(err.Error(), "GET /api/v1/nodes/ghost/proxy/stats/summary") {
 		t.Errorf("snapshot of a node without kubelet: error %v, want one naming the summary endpoint", err)
 	}

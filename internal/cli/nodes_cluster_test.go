@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -53,7 +54,22 @@ func fakeKubelet(name string, available uint64) http.Handler {
 	})
 }
 
-func createNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name, ip string, port int) {
+// controlPlane starts a control plane and returns it with a client and a context for the test.
+func controlPlane(t *testing.T, timeout time.Duration) (*cluster.ControlPlane, kubernetes.Interface, context.Context) {
+	t.Helper()
+	cp := clustertest.ControlPlane(t)
+	cs, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return cp, cs, ctx
+}
+
+// createNode registers a Node whose kubelet is at ip:port, with 16Gi of memory and conds.
+func createNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name, ip string, port int,
+	conds ...corev1.NodeCondition) {
 	t.Helper()
 	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -67,6 +83,7 @@ func createNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name
 		n.Status.Capacity = corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(nodeMemory, resource.BinarySI)}
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
 		n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}}
+		n.Status.Conditions = conds
 		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
@@ -76,13 +93,7 @@ func createNode(ctx context.Context, t *testing.T, cs kubernetes.Interface, name
 }
 
 func TestNodesOrdersManyNodesAndMarksTheSilentOnesPartial(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
-	cs, err := cp.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	cp, cs, ctx := controlPlane(t, 5*time.Minute)
 	silentIP, silentPort := silentKubelet(t, cp)
 	type want struct {
 		name  string

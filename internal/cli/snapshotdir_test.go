@@ -16,22 +16,7 @@ import (
 // copySeed copies the seed snapshot into a temporary directory and applies edit to its files.
 func copySeed(t *testing.T, edit func(files map[string]string)) string {
 	t.Helper()
-	files := map[string]string{}
-	for _, name := range snapshotFiles {
-		data, err := os.ReadFile(filepath.Join("testdata", "snapshots", "seed", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(data)
-	}
-	edit(files)
-	dir := t.TempDir()
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return copyCase(t, "seed", edit)
 }
 
 func replace(t *testing.T, files map[string]string, name, old, new string) {

@@ -98,12 +98,7 @@ func locateBadValue(data []byte) string {
 func walkBad(v any, path, key string) string {
 	switch t := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(t) {
 			child := k
 			if quantityParents[key] {
 				child = key // members of a resource list are quantities
@@ -143,4 +138,14 @@ func join(path, k string) string {
 		return k
 	}
 	return path + "." + k
+}
+
+// sortedKeys returns the keys of m in order: map order never reaches output.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
