@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-pressure/pressure/internal/explain"
+	"github.com/kube-pressure/pressure/internal/kubeconv"
 )
 
 // explainOptions are the flags of `kubectl pressure explain`.
@@ -67,6 +68,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 		if err != nil {
 			return err
 		}
+		in.Warnings = append(in.Warnings, configWarnings(o.local.opts.KubeletConfig)...)
 		return render(streams, explain.Build(in), o.output)
 	}
 	snap, source, now, err := o.load(cmd, flags, args)
@@ -168,4 +170,22 @@ func localOnly(cmd *cobra.Command, local bool) error {
 func addKubeletTimeout(cmd *cobra.Command, d *time.Duration) {
 	cmd.Flags().DurationVar(d, "kubelet-timeout", DefaultKubeletTimeout, "how long to wait for the kubelet (Summary API "+
 		"and /configz through the apiserver's node proxy) before giving up; 0 waits forever")
+}
+
+// configWarnings returns the strict-decoding warnings of the --local kubelet config file (none when
+// no file is given; an unreadable file is already an error of the local input).
+func configWarnings(file string) []string {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	kc, err := kubeconv.LoadKubeletConfig(f, file)
+	if err != nil {
+		return nil
+	}
+	return kc.Warnings
 }
