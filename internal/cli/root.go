@@ -43,10 +43,10 @@ reason for each place. It works on a live node or on a snapshot saved with "kube
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pressure"}
 	flags.AddFlags(root.PersistentFlags())
 	addKlogFlags(root.PersistentFlags())
+	root.AddCommand(newNodesCommand(flags, streams))
 	root.AddCommand(newVersionCommand(streams))
 	root.AddCommand(newExplainCommand(flags, streams))
 	root.AddCommand(newSnapshotCommand(flags, streams))
-	root.AddCommand(newNodesCommand(flags, streams))
 	return root
 }
 
