@@ -105,16 +105,20 @@ func kubeletPath(node, file string) string {
 	return "/api/v1/nodes/" + node + "/proxy/" + ep
 }
 
-// fetchKubelet gets the Summary and /configz into raw, both within timeout (0: none).
+// fetchKubelet gets the Summary and /configz (or only files, when given) into raw, all within
+// timeout (0: none).
 func fetchKubelet(ctx context.Context, cs kubernetes.Interface, node string, timeout time.Duration,
-	raw map[string][]byte, origin map[string]string) error {
+	raw map[string][]byte, origin map[string]string, files ...string) error {
+	if len(files) == 0 {
+		files = []string{FileSummary, FileKubeletConfig}
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	var errs []error
-	for _, name := range []string{FileSummary, FileKubeletConfig} {
+	for _, name := range files {
 		data, err := cs.CoreV1().RESTClient().Get().AbsPath(kubeletPath(node, name)).DoRaw(ctx)
 		if err != nil {
 			if ctx.Err() != nil && timeout > 0 {

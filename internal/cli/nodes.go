@@ -51,9 +51,12 @@ type NodesReport struct {
 
 // NodesOptions tune how the nodes are asked.
 type NodesOptions struct {
-	// Concurrency is how many kubelets are asked at once; Timeout bounds each node.
+	// Concurrency is how many kubelets are asked at once; Timeout bounds each request to a node.
 	Concurrency int
 	Timeout     time.Duration
+	// Trend, when positive, asks each kubelet's Summary again after this long and gives the time to
+	// the threshold at the rate the tightest signal fell in between (by the stats' own times).
+	Trend time.Duration
 }
 
 // Nodes lists every node and asks each kubelet (Summary and /configz through the apiserver's node
@@ -76,7 +79,7 @@ func Nodes(ctx context.Context, cs kubernetes.Interface, opts NodesOptions) (Nod
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			items[i] = nodeMargin(ctx, cs, &list.Items[i], opts.Timeout)
+			items[i] = nodeMargin(ctx, cs, &list.Items[i], opts)
 		}(i)
 	}
 	wg.Wait()
@@ -100,37 +103,82 @@ func nodeLess(a, b NodeMargin) bool {
 	return a.Node < b.Node
 }
 
-// nodeMargin asks one node's kubelet and computes its tightest margin; the node object itself comes
-// from the list, the pods are not needed.
-func nodeMargin(ctx context.Context, cs kubernetes.Interface, n *corev1.Node, timeout time.Duration) NodeMargin {
+// nodeMargin asks one node's kubelet and computes its tightest margin (and, with opts.Trend, the
+// time to its threshold); the node object itself comes from the list, the pods are not needed.
+func nodeMargin(ctx context.Context, cs kubernetes.Interface, n *corev1.Node, opts NodesOptions) NodeMargin {
 	out := NodeMargin{Node: n.Name, Conditions: pressureConditions(n)}
-	raw, origin := map[string][]byte{}, map[string]string{}
-	for _, name := range []string{FileSummary, FileKubeletConfig} {
-		origin[name] = "GET " + kubeletPath(n.Name, name)
-	}
-	if err := fetchKubelet(ctx, cs, n.Name, timeout, raw, origin); err != nil {
-		out.Error = strings.Join(errorLines(err), "; ")
-		return out
-	}
-	node := n.DeepCopy()
-	node.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
-	s := &Snapshot{Node: *node, Raw: raw, Origin: origin}
-	errs := []error{s.parseSummary(raw[FileSummary]), s.parseKubeletConfig(raw[FileKubeletConfig])}
-	if err := errors.Join(errs...); err != nil {
-		out.Error = strings.Join(errorLines(err), "; ")
-		return out
-	}
-	in, err := ExplainInput(s, "live", time.Now())
+	r, s, err := nodeReport(ctx, cs, n, opts.Timeout, nil)
 	if err != nil {
 		out.Error = err.Error()
 		return out
 	}
-	r := explain.Build(in)
-	if m, ok := explain.TightestMargin(r); ok {
-		out.Tightest = &m
-	}
+	m, ok := explain.TightestMargin(r)
 	out.ThresholdsMet = r.Kubelet.ThresholdsMet
+	if !ok {
+		return out
+	}
+	out.Tightest = &m
+	if opts.Trend <= 0 {
+		return out
+	}
+	select {
+	case <-ctx.Done():
+		return out
+	case <-time.After(opts.Trend):
+	}
+	later, _, err := nodeReport(ctx, cs, n, opts.Timeout, s)
+	if err != nil {
+		out.TimeToThreshold = "unknown (second sample: " + err.Error() + ")"
+		return out
+	}
+	out.TimeToThreshold = trendWords(explain.TrendOf(r, later, m.Threshold))
+	if m2, ok := explain.TightestMargin(later); ok && m2.Threshold == m.Threshold {
+		out.Tightest = &m2 // the margin the time to threshold starts from
+	}
 	return out
+}
+
+func trendWords(t explain.Trend) string {
+	switch {
+	case !t.Known:
+		return "unknown (stats did not advance)"
+	case !t.Falling:
+		return "not falling"
+	}
+	return t.TimeToThreshold.String()
+}
+
+// nodeReport fetches a node's Summary (and its /configz, unless prev already has it) and builds its
+// report without pods.
+func nodeReport(ctx context.Context, cs kubernetes.Interface, n *corev1.Node, timeout time.Duration,
+	prev *Snapshot) (explain.Report, *Snapshot, error) {
+	raw, origin := map[string][]byte{}, map[string]string{}
+	for _, name := range []string{FileSummary, FileKubeletConfig} {
+		origin[name] = "GET " + kubeletPath(n.Name, name)
+	}
+	s := &Snapshot{Raw: raw, Origin: origin}
+	files := []string{FileSummary, FileKubeletConfig}
+	if prev != nil {
+		files, s.KubeletConfig, raw[FileKubeletConfig] = files[:1], prev.KubeletConfig, prev.Raw[FileKubeletConfig]
+	}
+	if err := fetchKubelet(ctx, cs, n.Name, timeout, raw, origin, files...); err != nil {
+		return explain.Report{}, nil, errors.New(strings.Join(errorLines(err), "; "))
+	}
+	node := n.DeepCopy()
+	node.TypeMeta = metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}
+	s.Node = *node
+	errs := []error{s.parseSummary(raw[FileSummary])}
+	if prev == nil {
+		errs = append(errs, s.parseKubeletConfig(raw[FileKubeletConfig]))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return explain.Report{}, nil, errors.New(strings.Join(errorLines(err), "; "))
+	}
+	in, err := ExplainInput(s, "live", time.Now())
+	if err != nil {
+		return explain.Report{}, nil, err
+	}
+	return explain.Build(in), s, nil
 }
 
 // pressureConditions lists the node's *Pressure conditions that are True, by name.
@@ -187,6 +235,8 @@ marked partial.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for a table, wide, json or yaml")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", DefaultNodesConcurrency, "how many kubelets to ask at once")
+	cmd.Flags().DurationVar(&opts.Trend, "trend", 0, "ask each Summary again after this long (the kubelet refreshes "+
+		"its stats every 10-20s) and show the time to the threshold at the rate the tightest signal fell; 0: no trend")
 	cmd.Flags().DurationVar(&opts.Timeout, "kubelet-timeout", DefaultNodeTimeout, "how long to wait for each node's kubelet; "+
 		"a node without an answer is listed with the reason and the answer marked partial")
 	return cmd

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,16 +38,26 @@ func nodeAvailable(i int) uint64 { return uint64((i*37)%nodesTotal+1) * 64 << 20
 // silentNode says whether node i's kubelet never answers.
 func silentNode(i int) bool { return i%4 == 3 }
 
-func fakeKubelet(name string, available uint64) http.Handler {
-	now := time.Now().UTC().Format(time.RFC3339)
-	summary := fmt.Sprintf(`{"node":{"nodeName":%q,"memory":{"time":%q,"availableBytes":%d,"workingSetBytes":%d}},"pods":[]}`,
-		name, now, available, nodeMemory-available)
+// fakeKubelet serves a Summary and /configz for one node, its stats time advancing 10s with every
+// Summary served. A falling node loses 8Mi of memory.available each time.
+func fakeKubelet(name string, available uint64, falling bool) http.Handler {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	var mu sync.Mutex
+	served := 0
 	configz := `{"kubeletconfig":{"evictionHard":{"memory.available":"100Mi"},"enforceNodeAllocatable":[],` +
 		`"evictionPressureTransitionPeriod":"5m0s"}}`
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/stats/summary":
-			_, _ = w.Write([]byte(summary))
+			mu.Lock()
+			avail, at := available, t0.Add(time.Duration(served)*10*time.Second)
+			if falling {
+				avail -= uint64(served) * (8 << 20)
+			}
+			served++
+			mu.Unlock()
+			fmt.Fprintf(w, `{"node":{"nodeName":%q,"memory":{"time":%q,"availableBytes":%d,"workingSetBytes":%d}},"pods":[]}`,
+				name, at.Format(time.RFC3339), avail, nodeMemory-avail)
 		case "/configz":
 			_, _ = w.Write([]byte(configz))
 		default:
@@ -53,6 +65,9 @@ func fakeKubelet(name string, available uint64) http.Handler {
 		}
 	})
 }
+
+// fallingNode says whether node i's memory.available falls with every Summary.
+func fallingNode(i int) bool { return i%8 == 4 }
 
 // controlPlane starts a control plane and returns it with a client and a context for the test.
 func controlPlane(t *testing.T, timeout time.Duration) (*cluster.ControlPlane, kubernetes.Interface, context.Context) {
@@ -108,7 +123,7 @@ func TestNodesOrdersManyNodesAndMarksTheSilentOnesPartial(t *testing.T) {
 			silent = append(silent, name)
 			continue
 		}
-		ip, port := kubeletServer(t, cp, fakeKubelet(name, nodeAvailable(i)))
+		ip, port := kubeletServer(t, cp, fakeKubelet(name, nodeAvailable(i), fallingNode(i)))
 		createNode(ctx, t, cs, name, ip, port)
 		answering = append(answering, want{name, nodeAvailable(i)})
 	}
@@ -172,5 +187,34 @@ func TestNodesOrdersManyNodesAndMarksTheSilentOnesPartial(t *testing.T) {
 	if len(lines) != nodesTotal+1 || !strings.HasPrefix(lines[0], "NODE") || !strings.HasPrefix(lines[1], wantOrder[0]+" ") ||
 		!strings.Contains(lines[len(lines)-1], "no answer") {
 		t.Errorf("table: %d lines, want a header and %d nodes, tightest first, silent last:\n%s", len(lines), nodesTotal, table)
+	}
+
+	// A second sample 1s later: the falling nodes' stats advanced 10s and lost 8Mi, so the time to the
+	// threshold is margin / (8Mi per 10s); the others are not falling.
+	out, err = runCLIWithin(t, 2*time.Minute, "--kubeconfig", cp.Kubeconfig(), "nodes", "-o", "json",
+		"--kubelet-timeout", "2s", "--trend", "1s")
+	if err != nil {
+		t.Fatalf("nodes --trend: %v", err)
+	}
+	var tr NodesReport
+	if err := json.Unmarshal([]byte(out), &tr); err != nil {
+		t.Fatalf("nodes --trend -o json: %v\n%s", err, out)
+	}
+	for _, it := range tr.Items {
+		var i int
+		if _, err := fmt.Sscanf(it.Node, "node-%d", &i); err != nil || silentNode(i) {
+			continue
+		}
+		want := "not falling"
+		if fallingNode(i) {
+			margin, _ := strconv.ParseInt(it.Tightest.Margin, 10, 64)
+			want = "0s"
+			if margin > 0 {
+				want = (time.Duration(float64(10*time.Second) * float64(margin) / float64(8<<20))).Round(time.Second).String()
+			}
+		}
+		if it.TimeToThreshold != want {
+			t.Errorf("node %s (margin %s): time to threshold %q, want %q", it.Node, it.Tightest.Margin, it.TimeToThreshold, want)
+		}
 	}
 }

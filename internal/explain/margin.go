@@ -1,5 +1,7 @@
 package explain
 
+import "time"
+
 // Margin is the tightest signal of a report: the configured threshold whose observation is closest
 // to (or furthest past) its threshold, relative to the signal's capacity.
 type Margin struct {
@@ -65,3 +67,43 @@ func tighter(a, b Margin) bool {
 // TighterThan orders margins: the smaller margin relative to capacity first, then by signal and
 // threshold name.
 func (m Margin) TighterThan(o Margin) bool { return tighter(m, o) }
+
+// Trend is how the tightest signal moved between two reports of one node.
+type Trend struct {
+	// Known is false when the two reports cannot give a trend: the signal is missing from either,
+	// or its stats time did not advance (the kubelet served the same cached stats).
+	Known bool
+	// Falling is true when available decreased; TimeToThreshold is then the time until it reaches
+	// the threshold at the same rate (0 when the threshold is already met).
+	Falling         bool
+	TimeToThreshold time.Duration
+}
+
+// TrendOf returns the trend of signal sig (a threshold spec, as Margin.Threshold) from prev to cur,
+// by the observations' own stats times.
+func TrendOf(prev, cur Report, threshold string) Trend {
+	a, okA := rowOf(prev, threshold)
+	b, okB := rowOf(cur, threshold)
+	if !okA || !okB || a.StatsTime.IsZero() || !b.StatsTime.After(a.StatsTime) {
+		return Trend{}
+	}
+	fall := a.avail - b.avail
+	if fall <= 0 {
+		return Trend{Known: true}
+	}
+	if b.margn <= 0 {
+		return Trend{Known: true, Falling: true}
+	}
+	dt := b.StatsTime.Sub(a.StatsTime)
+	return Trend{Known: true, Falling: true,
+		TimeToThreshold: time.Duration(float64(dt) * float64(b.margn) / float64(fall)).Round(time.Second)}
+}
+
+func rowOf(r Report, threshold string) (SignalRow, bool) {
+	for _, row := range r.Signals {
+		if row.Threshold == threshold && row.Observed && row.Resolved != "" {
+			return row, true
+		}
+	}
+	return SignalRow{}, false
+}

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kube-pressure/pressure/internal/signal"
 )
@@ -40,6 +41,35 @@ func TestTightestMarginIsRelativeToCapacityWithATotalOrder(t *testing.T) {
 			m, ok := TightestMargin(Report{Signals: tc.rows})
 			if ok != tc.ok || m.Signal != tc.want {
 				t.Errorf("TightestMargin = %q, %v; want %q, %v", m.Signal, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestTrendOfTheTightestSignal(t *testing.T) {
+	const mi = int64(1) << 20
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rep := func(avail int64, at time.Time) Report {
+		r := row(signal.MemoryAvailable, "memory.available<100Mi", avail, 100*mi, 16<<30)
+		r.StatsTime = at
+		return Report{Signals: []SignalRow{r}}
+	}
+	for _, tc := range []struct {
+		name      string
+		prev, cur Report
+		want      Trend
+	}{
+		{"falling 10Mi per 10s with 50Mi left reaches it in 50s", rep(160*mi, t0), rep(150*mi, t0.Add(10*time.Second)),
+			Trend{Known: true, Falling: true, TimeToThreshold: 50 * time.Second}},
+		{"rising is not falling", rep(150*mi, t0), rep(160*mi, t0.Add(10*time.Second)), Trend{Known: true}},
+		{"the same cached stats give no trend", rep(160*mi, t0), rep(150*mi, t0), Trend{}},
+		{"already met is falling with no time left", rep(100*mi, t0), rep(90*mi, t0.Add(10*time.Second)),
+			Trend{Known: true, Falling: true}},
+		{"another threshold has no trend", rep(160*mi, t0), Report{}, Trend{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := TrendOf(tc.prev, tc.cur, "memory.available<100Mi"); got != tc.want {
+				t.Errorf("TrendOf = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
