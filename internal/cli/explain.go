@@ -55,7 +55,7 @@ exact eviction message.`,
 func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
 	args []string) error {
 	if o.output != "text" && o.output != "wide" && o.output != "json" && o.output != "yaml" && !isTemplate(o.output) {
-		return fmt.Errorf("--output %q: must be text, wide, json, yaml, jsonpath=... or go-template=...", o.output)
+		return fmt.Errorf("--output %q: must be text, wide, json, yaml, jsonpath=TEMPLATE or go-template=TEMPLATE", o.output)
 	}
 	if err := localOnly(cmd, o.local.enabled); err != nil {
 		return err
