@@ -209,8 +209,8 @@ marked partial.`,
   kubectl pressure nodes -o json --concurrency 64 --kubelet-timeout 3s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "" && output != "wide" && output != "json" && output != "yaml" {
-				return fmt.Errorf("--output %q: must be empty, wide, json or yaml", output)
+			if output != "" && output != "wide" && output != "json" && output != "yaml" && !isTemplate(output) {
+				return fmt.Errorf("--output %q: must be empty, wide, json, yaml, jsonpath=TEMPLATE or go-template=TEMPLATE", output)
 			}
 			if opts.Concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: must be at least 1", opts.Concurrency)
@@ -233,7 +233,8 @@ marked partial.`,
 			return renderNodes(streams, r, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for a table, wide, json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for a table, wide, json, yaml, "+
+		"jsonpath=TEMPLATE or go-template=TEMPLATE")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", DefaultNodesConcurrency, "how many kubelets to ask at once")
 	cmd.Flags().DurationVar(&opts.Trend, "trend", 0, "ask each Summary again after this long (the kubelet refreshes "+
 		"its stats every 10-20s) and show the time to the threshold at the rate the tightest signal fell; 0: no trend")

@@ -14,6 +14,9 @@ import (
 // renderNodes writes the nodes report: a table ("" or "wide"), json or yaml. A partial answer is
 // also said on stderr, so that a table piped elsewhere does not hide it.
 func renderNodes(streams genericiooptions.IOStreams, r NodesReport, output string) error {
+	if isTemplate(output) {
+		return printTemplate(streams.Out, r, output)
+	}
 	if output == "json" || output == "yaml" {
 		out, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
