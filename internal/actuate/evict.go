@@ -105,6 +105,29 @@ func isUIDMismatch(err error) bool {
 	return strings.Contains(msg, "UID in precondition") || strings.Contains(msg, "the UID in the precondition")
 }
 
+// IsUnreachable reports a transport error: no HTTP answer came back (refused or reset connection,
+// DNS, TLS, a client-side timeout). Only this counts as "the API is down" for the cgroup-kill rung,
+// which ignores PodDisruptionBudgets: a 429 or 5xx is an answer from a working API server (throttling,
+// an overloaded or failing backend) and is retried through the API instead.
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) {
+		return true
+	}
+	var operr *net.OpError
+	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection refused")
+}
+
 func isUnavailable(err error) bool {
 	if apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
 		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) {

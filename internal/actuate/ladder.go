@@ -20,7 +20,8 @@ type LadderConfig struct {
 	PDBFallbackWait time.Duration
 	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
 	AllowDelete bool
-	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable).
+	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable:
+	// a transport error, IsUnreachable; a 429 or 5xx answer never triggers it).
 	AllowCgroupKill bool
 	// DryRun writes a "would evict" event and never calls evict, delete or kill.
 	DryRun bool
@@ -63,7 +64,7 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 	if res.Outcome == OutcomeBlockedByPDB && req.Hard && l.Config.AllowDelete {
 		l.pdbFallback(ctx, req, &res)
 	}
-	if res.Outcome == OutcomeUnavailable && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
+	if res.Outcome == OutcomeUnavailable && IsUnreachable(res.Err()) && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
 		l.kill(req, &res)
 	}
 	l.record(req, res)

@@ -3,8 +3,11 @@ package actuate
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,7 +150,9 @@ func rungs(res Result) []string {
 var full = LadderConfig{PDBFallbackWait: DefaultPDBFallbackWait, AllowDelete: true, AllowCgroupKill: true}
 
 func TestLadder(t *testing.T) {
-	unavailable := apierrors.NewServiceUnavailable("apiserver shutting down")
+	// The API down: no HTTP answer at all (what client-go returns when the dial is refused).
+	unavailable := &url.Error{Op: "Post", URL: "https://10.0.0.1/api/v1/namespaces/shop/pods/web-0/eviction",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 	cases := []struct {
 		name       string
 		cfg        LadderConfig
@@ -187,6 +192,18 @@ func TestLadder(t *testing.T) {
 			evictions: []error{unavailable},
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable", "cgroup-kill:killed"},
 			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
+		{name: "hard threshold answered 503 is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewServiceUnavailable("apiserver shutting down")},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "hard threshold answered 429 (throttling) is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewTooManyRequests("slow down", 1)},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "hard threshold answered 500 is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewInternalError(errors.New("etcd"))},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
 		{name: "soft threshold with the API down is not killed", cfg: full, hard: false,
 			evictions: []error{unavailable},
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
