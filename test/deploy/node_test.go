@@ -65,7 +65,7 @@ func daemonImages(t *testing.T, root string) []images.Image {
 		}
 		var buf bytes.Buffer
 		name := "pressure.local/" + c + ":" + l2Tag
-		if err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch()); err != nil {
+		if _, err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch(), images.DaemonUser); err != nil {
 			t.Fatal(err)
 		}
 		tarball := filepath.Join(dir, c+".tar")
