@@ -128,7 +128,10 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	out, err := tryHelm(t, "install", releaseName, chartDir(t), "--namespace", releaseNS, "--create-namespace",
 		"--kubeconfig", cp.Kubeconfig(), "--wait", "--timeout", "4m",
 		"--set", "image.pullPolicy=Never", "--set", "image.tag="+l2Tag,
-		"--set", "agent.hostPaths.kubeletRootDir="+node.KubeletRootDir(),
+		"--set", "agent.kubeletConfig.hostPath="+node.KubeletConfigPath(),
+		// containerd 1.6 here cannot make mounts recursively read-only (2.0+ can): the default
+		// Enabled would keep the agent from starting.
+		"--set", "agent.recursiveReadOnly=IfPossible",
 		"--set", "janitor.config.ttl=0s", "--set", "janitor.config.keepPerOwner=0")
 	if err != nil {
 		dumpPods(t, cp)
