@@ -81,6 +81,21 @@ func sleeper(t *testing.T, dir string) *exec.Cmd {
 	return cmd
 }
 
+// testParentCgroup skips (fails under CI) without the real cgroup v1 memory controller, and returns
+// the name of a fresh parent cgroup below it, removed with everything below it after the test.
+func testParentCgroup(t *testing.T) string {
+	t.Helper()
+	if why := realV1(); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real cgroup v1 test cannot run under CI: %s", why)
+		}
+		t.Skipf("real cgroup v1 test skipped: %s", why)
+	}
+	parent := randomName("pressure-actuate-test")
+	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	return parent
+}
+
 func waitKilled(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	done := make(chan error, 1)
@@ -102,14 +117,7 @@ func waitKilled(t *testing.T, cmd *exec.Cmd) {
 }
 
 func TestCgroupKillerKillsEveryProcessOfThePodOnTheRealV1MemoryController(t *testing.T) {
-	if why := realV1(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real cgroup v1 test cannot run under CI: %s", why)
-		}
-		t.Skipf("real cgroup v1 test skipped: %s", why)
-	}
-	parent := randomName("pressure-actuate-test")
-	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	parent := testParentCgroup(t)
 	k := &CgroupKiller{Root: cgroupRoot, Pods: parent + "/kubepods"}
 	const uid = "0f9e8d7c-1111-2222-3333-444455556666"
 	dirs, err := k.PodCgroups("Burstable", uid)
@@ -236,14 +244,7 @@ func TestPodCgroupsRefusesUIDsAndQoSClassesThatCannotNameAPodCgroup(t *testing.T
 // belongs to a process outside the pod's cgroup (here: a process that was never in it, as after an
 // exit and a reuse of the number). Only the member is killed.
 func TestCgroupKillerNeverSignalsAListedPIDThatLeftTheCgroup(t *testing.T) {
-	if why := realV1(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real cgroup v1 test cannot run under CI: %s", why)
-		}
-		t.Skipf("real cgroup v1 test skipped: %s", why)
-	}
-	parent := randomName("pressure-actuate-test")
-	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	parent := testParentCgroup(t)
 	pod := filepath.Join(cgroupRoot, "memory", parent, "kubepods/besteffort/pod0f9e8d7c")
 	member := sleeper(t, filepath.Join(pod, "app"))
 	outsider := sleeper(t, filepath.Join(cgroupRoot, "memory", parent, "elsewhere"))

@@ -128,18 +128,9 @@ func IsUnreachable(err error) bool {
 	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection refused")
 }
 
+// isUnavailable reports an answer that says "try later" (429, 5xx, timeouts) or no answer at all.
 func isUnavailable(err error) bool {
-	if apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) {
-		return true
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var nerr net.Error
-	if errors.As(err, &nerr) {
-		return true
-	}
-	var operr *net.OpError
-	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection refused")
+	return apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) ||
+		IsUnreachable(err)
 }
