@@ -1,11 +1,11 @@
 package deploy
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/yaml"
 )
 
 // Template tests of issue 17 (docs/security.md): what the chart mounts, grants and runs as.
@@ -40,7 +40,7 @@ func TestAgentGetsNoKubeletAPIAndNoKubeletFilesByDefault(t *testing.T) {
 		t.Errorf("the agent's ClusterRole grants nodes/proxy (exec on every kubelet): %v", role.Object["rules"])
 	}
 	vap := find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node")
-	if b, _ := yaml.Marshal(vap.Object); strings.Contains(string(b), "nodes/proxy") {
+	if b, _ := json.Marshal(vap.Object); strings.Contains(string(b), "nodes/proxy") {
 		t.Errorf("the agent's policy still matches nodes/proxy without source nodeProxy")
 	}
 	ds := find(t, objs, "DaemonSet", "pressure-agent")
@@ -70,7 +70,7 @@ func TestNodeProxySourceGrantsNodesProxyAndAdmitsExactlyConfigz(t *testing.T) {
 	if role := find(t, objs, "ClusterRole", "pressure-agent"); !hasRule(role, "nodes/proxy") {
 		t.Errorf("source nodeProxy: the agent's ClusterRole lacks nodes/proxy: %v", role.Object["rules"])
 	}
-	b, err := yaml.Marshal(find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node").Object)
+	b, err := json.Marshal(find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node").Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,5 +173,16 @@ func TestBadSecurityValuesAreRefusedNamingTheValue(t *testing.T) {
 				t.Errorf("helm template --set %s: %v, want an error with %q", tc.set, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestAgentNodePolicyFollowsTheConfiguredTaintKey(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.config.loopBreaker.taintKey=example.com/evicting"))
+	b, err := json.Marshal(find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node").Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(b); !strings.Contains(p, "t.key == 'example.com/evicting'") || strings.Contains(p, "pressure.kube-pressure.io/evicting") {
+		t.Errorf("the Node rule does not use the configured taint key example.com/evicting:\n%s", p)
 	}
 }
