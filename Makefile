@@ -26,9 +26,10 @@ build: ## build the three binaries into bin/
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go mod tidy, go vet, staticcheck
 	@echo "lint: gofmt"; out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
 		if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@echo "lint: go mod tidy"; $(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy (diff above): run go mod tidy"; exit 1; }
 	@echo "lint: go vet"; $(GO) vet ./...
 	@echo "lint: staticcheck"; GOBIN=$(CACHE)/bin $(GO) install $(STATICCHECK) && $(CACHE)/bin/staticcheck ./...
 
