@@ -43,6 +43,9 @@ test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...
 
 test: lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
+	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
+	@# ends, so say here, at once, who holds it (make demo: stop it with make demo-down).
+	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 demo: build k8s-bins node-deps ## bring up a local cluster, provoke memory pressure, show what happened
