@@ -100,7 +100,7 @@ func acquireLock(ctx context.Context, path string, progress func(string), every 
 	}
 	if h, ok := readHolder(f); ok && h.Detached {
 		f.Close()
-		return nil, fmt.Errorf("node lock %s: %w: %s", path, ErrNodeLockedByDetachedCluster, describeHolder(path, h, ok))
+		return nil, fmt.Errorf("node lock %s: %w (it never releases it by itself): %s", path, ErrNodeLockedByDetachedCluster, describeHolder(path, h, ok))
 	}
 	start := time.Now()
 	progress(fmt.Sprintf("waiting for the node lock %s: %s", path, describeFile(path, f)))

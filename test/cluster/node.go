@@ -284,8 +284,12 @@ func (n *Node) markDetached(stateDir string) error {
 	if n.kubelet == nil {
 		return errors.New("mark detached node: no kubelet")
 	}
+	env := ""
+	if stateDir != DefaultStateDir() {
+		env = "PRESSURE_STATE=" + stateDir + " "
+	}
 	return writeHolder(n.lock, LockHolder{PID: n.kubelet.PID, StartTime: n.kubelet.StartTime,
 		Command: "kubelet of the detached cluster (hack/cluster.sh up, make demo)", Since: time.Now().UTC(),
 		Detached: true, StateDir: stateDir,
-		Stop: "stop it with `make demo-down` (hack/cluster.sh down)"})
+		Stop: "stop it with `" + env + "make demo-down` (hack/cluster.sh down)"})
 }
