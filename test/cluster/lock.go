@@ -146,23 +146,6 @@ func describeFile(path string, f *os.File) string {
 	return describeHolder(path, h, ok)
 }
 
-// NodeLockStatus reports, without waiting, whether a node holds the lock at path and who.
-func NodeLockStatus(path string) (held bool, h LockHolder, ok bool, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return false, h, false, fmt.Errorf("open node lock: %w", err)
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == nil {
-		return false, h, false, nil
-	}
-	h, ok = readHolder(f)
-	return true, h, ok, nil
-}
-
-// DescribeNodeLock is one line on the holder of the lock at path (see NodeLockStatus).
-func DescribeNodeLock(path string, h LockHolder, ok bool) string { return describeHolder(path, h, ok) }
-
 // tryLock takes the lock without waiting; ok is false when another holder has it.
 func tryLock(path string) (f *os.File, ok bool, err error) {
 	f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)

@@ -149,10 +149,6 @@ func TestDetachedClusterHoldingTheLockFailsAtOnceWithHowToStopIt(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %s: a detached holder must fail at once", d)
 	}
-	held, h, ok, err := NodeLockStatus(path)
-	if err != nil || !held || !ok || !h.Detached {
-		t.Errorf("NodeLockStatus = %v %+v %v %v, want held by the detached record", held, h, ok, err)
-	}
 }
 
 func TestGivingUpNamesTheHolder(t *testing.T) {
