@@ -49,7 +49,7 @@ type localFlags struct {
 }
 
 func (l *localFlags) addFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&l.enabled, "local", false, "explain the node this command runs on from /proc, the cgroup filesystem and statfs; no cluster needed")
+	fs.BoolVar(&l.enabled, "local", false, "explain the node this command runs on from /proc, the cgroup filesystem and statfs; no cluster needed (Linux only)")
 	fs.StringVar(&l.opts.KubeletConfig, "kubelet-config", "", "with --local: the kubelet's KubeletConfiguration file (default: the kubelet's defaults)")
 	fs.StringVar(&l.opts.CgroupRoot, "cgroup-root", defaultCgroupRoot, "with --local: where the cgroup filesystems are mounted")
 	fs.StringVar(&l.opts.ProcRoot, "proc-root", procfs.DefaultRoot, "with --local: where procfs is mounted")
@@ -112,6 +112,12 @@ func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 		in.Candidates = append(in.Candidates, c)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+}
+
+// localUnsupported is what --local answers on an OS other than Linux (local_other.go).
+func localUnsupported(goos, goarch string) error {
+	return fmt.Errorf("--local is only supported on linux (it reads /proc, cgroupfs and statfs of the node it runs on; "+
+		"this is %s/%s): explain a node by name or a saved --snapshot DIR", goos, goarch)
 }
 
 // errLocalWithSnapshot rejects --local together with --snapshot.
