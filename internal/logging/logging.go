@@ -47,7 +47,7 @@ func Setup(w io.Writer, f Flags) (*slog.Logger, error) {
 		return nil, fmt.Errorf("-v %d: want 0 or more", f.Verbosity)
 	}
 	level = min(level, slog.Level(-f.Verbosity))
-	logger := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: debugLevels}))
 	var kfs flag.FlagSet
 	klog.InitFlags(&kfs)
 	if err := kfs.Set("v", strconv.Itoa(f.Verbosity)); err != nil {
@@ -55,4 +55,13 @@ func Setup(w io.Writer, f Flags) (*slog.Logger, error) {
 	}
 	klog.SetSlogLogger(logger)
 	return logger, nil
+}
+
+// debugLevels writes every level below info as "DEBUG": klog's V(n) lines are slog level -n,
+// which slog would print as "DEBUG+3" for V(1).
+func debugLevels(_ []string, a slog.Attr) slog.Attr {
+	if l, ok := a.Value.Any().(slog.Level); ok && a.Key == slog.LevelKey && l < slog.LevelInfo {
+		a.Value = slog.StringValue("DEBUG")
+	}
+	return a
 }

@@ -86,6 +86,7 @@ func TestVerbosityReachesKlogAndTheHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			klog.V(4).InfoS("klog v4 line")
+			klog.V(1).InfoS("klog v1 line")
 			logger.Debug("slog debug line")
 			klog.Flush()
 			got := out.String()
@@ -95,7 +96,11 @@ func TestVerbosityReachesKlogAndTheHandler(t *testing.T) {
 			if strings.Contains(got, "slog debug line") != tc.debug {
 				t.Errorf("debug line shown=%v, want %v:\n%s", !tc.debug, tc.debug, got)
 			}
-			jsonLines(t, got)
+			for _, l := range jsonLines(t, got) {
+				if lv := l["level"]; lv != "INFO" && lv != "DEBUG" && lv != "WARN" && lv != "ERROR" {
+					t.Errorf("level %q in %v: want one of DEBUG, INFO, WARN, ERROR", lv, l)
+				}
+			}
 		})
 	}
 }
