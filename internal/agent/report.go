@@ -32,10 +32,14 @@ func firstCrossed(cfg threshold.Config, obs map[signal.Signal]signal.Observation
 func (a *Agent) observeSignals(snap signal.Snapshot, cfg threshold.Config) {
 	first := firstCrossed(cfg, snap.Observations)
 	for sig, o := range snap.Observations {
-		a.Metrics.available.WithLabelValues(string(sig)).Set(float64(o.Available))
-		a.Metrics.capacity.WithLabelValues(string(sig)).Set(float64(o.Capacity))
+		g, ok := a.Metrics.signalGauges(sig)
+		if !ok {
+			continue
+		}
+		g.available.WithLabelValues(string(sig)).Set(float64(o.Available))
+		g.capacity.WithLabelValues(string(sig)).Set(float64(o.Capacity))
 		if id, ok := first[sig]; ok {
-			a.Metrics.threshold.WithLabelValues(string(sig)).Set(float64(cfg.Thresholds[id].Value.Resolve(o.Capacity)))
+			g.threshold.WithLabelValues(string(sig)).Set(float64(cfg.Thresholds[id].Value.Resolve(o.Capacity)))
 		}
 	}
 }

@@ -63,7 +63,7 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
-	metrics, err := NewMetrics(opts.Registry)
+	metrics, err := NewMetrics(opts.Registry, cfg.Settings.Node)
 	if err != nil {
 		return err
 	}

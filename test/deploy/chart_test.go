@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -251,8 +252,8 @@ func TestDashboardAndAlertsUseOnlyMetricsTheDaemonsRegister(t *testing.T) {
 		src.Write(b)
 	}
 	registered := map[string]bool{}
-	for _, m := range regexp.MustCompile(`Name:\s+"(pressure_[a-z_]+)"|gauge\("(pressure_[a-z_]+)"`).FindAllStringSubmatch(src.String(), -1) {
-		registered[m[1]+m[2]] = true
+	for _, m := range regexp.MustCompile(`"(pressure_(agent|janitor)_[a-z_]+)"`).FindAllStringSubmatch(src.String(), -1) {
+		registered[m[1]] = true
 	}
 	if len(registered) < 15 {
 		t.Fatalf("found only %d registered metrics in the sources: %v", len(registered), registered)
@@ -271,7 +272,14 @@ func TestDashboardAndAlertsUseOnlyMetricsTheDaemonsRegister(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, f := range [][]byte{dash, alerts} {
-		for _, m := range metricName.FindAllString(string(f), -1) {
+		for _, loc := range metricName.FindAllIndex(f, -1) {
+			m := string(f[loc[0]:loc[1]])
+			if loc[1] < len(f) && f[loc[1]] == '(' { // a name regex, {__name__=~"pressure_x_(a|b)"}
+				for _, alt := range strings.Split(string(f[loc[1]+1:loc[1]+bytes.IndexByte(f[loc[1]:], ')')]), "|") {
+					used[m+alt] = true
+				}
+				continue
+			}
 			m = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
 			used[m] = true
 		}
