@@ -2,6 +2,7 @@ package actuate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,6 +59,7 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		}
 		return Result{Outcome: OutcomeDryRun}, nil
 	}
+	prev, avoidErr := l.avoid(ctx, req, now)
 	var res Result
 	l.evict(ctx, req, &res)
 	if res.Outcome == OutcomeBlockedByPDB && req.Hard && l.Config.AllowDelete {
@@ -67,7 +69,16 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		l.kill(req, &res)
 	}
 	l.record(req, res)
-	return res, l.remember(ctx, req, res)
+	return res, errors.Join(avoidErr, l.remember(ctx, req, prev, &res))
+}
+
+// avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
+// the replacement as soon as the pod is terminating, and the admission policy must already see it.
+func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (Avoidance, error) {
+	if l.Ledger == nil {
+		return Avoidance{}, nil
+	}
+	return l.Ledger.Avoid(ctx, req.Owner, now)
 }
 
 func (l *Ladder) evict(ctx context.Context, req Request, res *Result) {
@@ -123,13 +134,26 @@ func (l *Ladder) record(req Request, res Result) {
 	}
 }
 
-func (l *Ladder) remember(ctx context.Context, req Request, res Result) error {
-	if l.Ledger == nil || (res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled) {
+// remember records a carried-out eviction in the ledger (reporting a loop on the owner), or takes back
+// the avoidance published for an eviction that did not happen.
+func (l *Ladder) remember(ctx context.Context, req Request, prev Avoidance, res *Result) error {
+	if l.Ledger == nil {
 		return nil
+	}
+	now := l.Clock.Now()
+	if res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled {
+		return l.Ledger.Restore(ctx, req.Owner, prev, now)
 	}
 	e := Entry{
 		UID: req.Pod.UID, Namespace: req.Pod.Namespace, Name: req.Pod.Name,
-		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: l.Clock.Now(),
+		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: now, Created: req.Created,
 	}
-	return l.Ledger.Record(ctx, e)
+	loop, ok, err := l.Ledger.Record(ctx, e)
+	if ok {
+		res.Loop = &loop
+		if l.Events != nil {
+			l.Events.Loop(loop)
+		}
+	}
+	return err
 }
