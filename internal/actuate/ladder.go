@@ -15,8 +15,17 @@ import (
 // was only "still being processed" to allow the eviction.
 const DefaultPDBFallbackWait = 5 * time.Second
 
+// DefaultAvoidanceSettle is how long the ladder waits between publishing a new avoidance and the
+// eviction. The API server's admission policy reads the avoidance ConfigMaps through an informer, about
+// 10 ms behind a write on an idle test cluster, while the ReplicaSet controller can create the
+// replacement within milliseconds of the eviction; 200 ms covers the informer's lag with a wide margin
+// and is paid once per newly avoided workload, not per eviction.
+const DefaultAvoidanceSettle = 200 * time.Millisecond
+
 // LadderConfig selects the rungs of the escalation ladder.
 type LadderConfig struct {
+	// AvoidanceSettle is the wait after a new avoidance was published, before the eviction (0: none).
+	AvoidanceSettle time.Duration
 	// PDBFallbackWait is the wait between a PDB refusal of a hard eviction and the fallback.
 	PDBFallbackWait time.Duration
 	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
@@ -78,7 +87,11 @@ func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (Avoidan
 	if l.Ledger == nil {
 		return Avoidance{}, nil
 	}
-	return l.Ledger.Avoid(ctx, req.Owner, now)
+	prev, published, err := l.Ledger.Avoid(ctx, req.Owner, now)
+	if published && l.Config.AvoidanceSettle > 0 {
+		l.wait(ctx, l.Config.AvoidanceSettle)
+	}
+	return prev, err
 }
 
 func (l *Ladder) evict(ctx context.Context, req Request, res *Result) {

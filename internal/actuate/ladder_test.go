@@ -392,3 +392,24 @@ func (m *memStore) Save(_ context.Context, b []byte) error {
 	m.data, m.saves = append([]byte(nil), b...), m.saves+1
 	return nil
 }
+
+func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
+	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
+	params := &recordingParams{script: r.script}
+	pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ladder.Ledger = pl
+	r.evict(t, request(false))
+	if waited := r.clock.Since(t0); waited != DefaultAvoidanceSettle {
+		t.Errorf("waited %s before the eviction, want %s", waited, DefaultAvoidanceSettle)
+	}
+	again := request(false)
+	again.Pod.UID, again.Pod.Name = "uid-web-1", "web-1"
+	before := r.clock.Now()
+	r.evict(t, again)
+	if waited := r.clock.Since(before); waited != 0 {
+		t.Errorf("waited %s for an avoidance already published, want no wait", waited)
+	}
+}

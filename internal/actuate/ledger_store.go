@@ -181,18 +181,25 @@ func (p *PersistentLedger) save(ctx context.Context, now time.Time) error {
 }
 
 func (p *PersistentLedger) publish(ctx context.Context, now time.Time) error {
+	_, err := p.publishChanged(ctx, now)
+	return err
+}
+
+// publishChanged writes the avoidances in force to params when they differ from the last publication
+// and reports whether it wrote.
+func (p *PersistentLedger) publishChanged(ctx context.Context, now time.Time) (bool, error) {
 	if p.params == nil {
-		return nil
+		return false, nil
 	}
 	as := p.l.Avoidances(now)
 	if p.published != nil && sameAvoidances(as, p.published) {
-		return nil
+		return false, nil
 	}
 	if err := p.params.Write(ctx, as); err != nil {
-		return err
+		return false, err
 	}
 	p.published = append([]Avoidance{}, as...)
-	return nil
+	return true, nil
 }
 
 func sameAvoidances(a, b []Avoidance) bool {
@@ -223,18 +230,23 @@ func (p *PersistentLedger) Record(ctx context.Context, e Entry) (Loop, bool, err
 	return loop, ok, p.save(ctx, e.At)
 }
 
-// Avoid runs Ledger.Avoid for now + the cooldown and saves (publishing the avoidance before the caller
-// evicts, so the owner's replacement is already kept off the node). It returns the avoidance that was in
-// force before, for Restore.
-func (p *PersistentLedger) Avoid(ctx context.Context, o Owner, now time.Time) (Avoidance, error) {
+// Avoid runs Ledger.Avoid for now + the cooldown, publishes the avoidances and saves the ledger, so the
+// owner's replacement is already kept off the node when the caller evicts. It returns the avoidance that
+// was in force before (for Restore) and whether the publication changed.
+func (p *PersistentLedger) Avoid(ctx context.Context, o Owner, now time.Time) (Avoidance, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	prev := p.l.Avoidance(o)
 	if !Avoidable(o) {
-		return prev, nil
+		return prev, false, nil
 	}
 	p.l.Avoid(o, now.Add(p.l.policy.Cooldown), false)
-	return prev, p.save(ctx, now)
+	published, err := p.publishChanged(ctx, now)
+	var b bytes.Buffer
+	if werr := WriteLedger(&b, p.l); werr != nil {
+		return prev, published, errors.Join(err, werr)
+	}
+	return prev, published, errors.Join(err, p.store.Save(ctx, b.Bytes()))
 }
 
 // Restore runs Ledger.Restore and saves.

@@ -50,8 +50,9 @@ func DefaultConfig(node string) Config {
 		Settings: DefaultSettings(node), Notifiers: DefaultNotifiers,
 		MetricsAddr: ":8080", HealthAddr: ":8081", CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc",
 		NodefsPath: "/var/lib/kubelet",
-		Ladder:     actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true},
-		Ledger:     actuate.LedgerPolicy{}, AvoidancePrefix: actuate.DefaultAvoidancePrefix, LoopBreaker: true, TaintKey: actuate.TaintKey, TaintHysteresis: 10 * time.Second, APITimeout: 10 * time.Second,
+		Ladder: actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true,
+			AvoidanceSettle: actuate.DefaultAvoidanceSettle},
+		Ledger: actuate.LedgerPolicy{}, AvoidancePrefix: actuate.DefaultAvoidancePrefix, LoopBreaker: true, TaintKey: actuate.TaintKey, TaintHysteresis: 10 * time.Second, APITimeout: 10 * time.Second,
 	}
 	c.Settings.KillLead = 0
 	return c
