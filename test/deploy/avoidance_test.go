@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -54,6 +55,37 @@ func installAvoidance(t *testing.T, cp *cluster.ControlPlane) {
 		t.Fatalf("the chart renders %d MutatingAdmissionPolicy objects, want the policy and its binding", len(objs))
 	}
 	mustKubectl(t, cp, manifestOf(t, objs), "apply", "--server-side", "--field-manager=pressure-chart-test", "-f", "-")
+	waitForAvoidancePolicy(t, admin(t, cp))
+}
+
+// waitForAvoidancePolicy waits until the API server has loaded the policy: a sentinel ConfigMap makes
+// pods of a sentinel owner avoid node "sentinel"; dry-run pod creations are repeated until one is
+// mutated. The sentinel is removed afterwards.
+func waitForAvoidancePolicy(t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	const owner = "5e471e17-0000-4000-8000-000000000000"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: avoidPrefix + "sentinel", Namespace: releaseNS,
+		Labels: map[string]string{actuate.AvoidanceLabel: "true"}, Annotations: map[string]string{actuate.AvoidanceNodeAnnotation: "sentinel"}},
+		Data: map[string]string{owner: "2099-01-01T00:00:00Z"}}
+	if _, err := c.CoreV1().ConfigMaps(releaseNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sentinel", Namespace: releaseNS, OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "sentinel", UID: owner, Controller: ptr.To(true)}}}, Spec: avoidPodSpec()}
+	waitFor(t, "avoidance policy in force", 60*time.Second, func() error {
+		got, err := c.CoreV1().Pods(releaseNS).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(avoided(*got), []string{"sentinel"}) {
+			return fmt.Errorf("sentinel pod not mutated: %+v", got.Spec.Affinity)
+		}
+		return nil
+	})
+	if err := c.CoreV1().ConfigMaps(releaseNS).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // schedulableNode creates a Node object the scheduler can place pods on: allocatable CPU, memory and
@@ -62,14 +94,19 @@ func schedulableNode(t *testing.T, c kubernetes.Interface, name string) {
 	t.Helper()
 	createNode(t, c, name)
 	ctx := context.Background()
-	n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
 		corev1.ResourcePods: resource.MustParse("110")}
-	n.Status.Capacity, n.Status.Allocatable = res, res
-	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	// The node lifecycle controller writes the node's status too: retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.Capacity, n.Status.Allocatable = res, res
+		_, err = c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("node %s status: %v", name, err)
 	}
 }
