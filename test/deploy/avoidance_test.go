@@ -426,3 +426,73 @@ func TestAgentMayWriteOnlyItsOwnNodesAvoidances(t *testing.T) {
 	forbidden(t, "unbound agent token writes A's ConfigMap", apply(unbound, avoidPrefix+"node-a", "node-a", data), msgUnbound)
 	allowed(t, "cluster admin is not matched by the policy", apply(c, avoidPrefix+"node-b", "node-b", data))
 }
+
+// TestAvoidancePolicyAddsTheNodeToEveryTermOfListedControllersOnly creates pods in dry-run against the
+// chart's MutatingAdmissionPolicy with one node's avoidance ConfigMap listing a ReplicaSet and a
+// DaemonSet UID.
+func TestAvoidancePolicyAddsTheNodeToEveryTermOfListedControllersOnly(t *testing.T) {
+	cp := controlPlane(t)
+	installAccess(t, cp)
+	installAvoidance(t, cp)
+	c := admin(t, cp)
+	ctx := context.Background()
+	const rs, ds, other = "0b7e6a52-0000-4000-8000-000000000001", "0b7e6a52-0000-4000-8000-000000000002", "0b7e6a52-0000-4000-8000-000000000003"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: avoidPrefix + "node-a", Namespace: releaseNS,
+		Labels: map[string]string{actuate.AvoidanceLabel: "true"}, Annotations: map[string]string{actuate.AvoidanceNodeAnnotation: "node-a"}},
+		Data: map[string]string{rs: "2099-01-01T00:00:00Z", ds: "2099-01-01T00:00:00Z"}}
+	if _, err := c.CoreV1().ConfigMaps(releaseNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owned := func(kind, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: "w", UID: types.UID(uid), Controller: ptr.To(true)}}
+	}
+	in := func(node string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+	}
+	zone := corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}}
+	twoTerms := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{in("node-a")}},
+			{MatchExpressions: []corev1.NodeSelectorRequirement{zone}}}}}}
+	preferredOnly := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
+		{Weight: 1, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone}}}}}}
+	cases := []struct {
+		name     string
+		owners   []metav1.OwnerReference
+		affinity *corev1.Affinity
+		nodeName string
+		want     []string // nodes excluded by metadata.name NotIn, one entry per term
+	}{
+		{"a listed ReplicaSet's pod without affinity avoids the node", owned("ReplicaSet", rs), nil, "", []string{"node-a"}},
+		{"every existing term gets the exclusion", owned("ReplicaSet", rs), twoTerms, "", []string{"node-a", "node-a"}},
+		{"preferred affinity is kept and a required one added", owned("ReplicaSet", rs), preferredOnly, "", []string{"node-a"}},
+		{"a DaemonSet's pod is never changed, even when listed", owned("DaemonSet", ds), nil, "", nil},
+		{"a pod created bound to a node is not changed", owned("ReplicaSet", rs), nil, "node-b", nil},
+		{"a pod of a controller not listed is not changed", owned("ReplicaSet", other), nil, "", nil},
+		{"a bare pod is not changed", nil, nil, "", nil},
+	}
+	waitForAvoidancePolicy(t, c)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := avoidPodSpec()
+			spec.Affinity, spec.NodeName = tc.affinity.DeepCopy(), tc.nodeName
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: releaseNS, OwnerReferences: tc.owners}, Spec: spec}
+			got, err := c.CoreV1().Pods(releaseNS).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := avoided(*got); !slices.Equal(a, tc.want) {
+				t.Errorf("excluded nodes %v, want %v (affinity %+v)", a, tc.want, got.Spec.Affinity)
+			}
+			if tc.affinity != nil && tc.affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution != nil &&
+				len(got.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+				t.Errorf("preferred terms lost: %+v", got.Spec.Affinity)
+			}
+			if tc.affinity == twoTerms {
+				terms := got.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+				if len(terms[0].MatchFields) != 2 || len(terms[1].MatchExpressions) != 1 {
+					t.Errorf("existing requirements changed: %+v", terms)
+				}
+			}
+		})
+	}
+}
