@@ -187,7 +187,7 @@ say "the Event on the evicted pod (kubectl -n ${demo_ns} get events --field-sele
 kubectl -n "${demo_ns}" get events --field-selector "involvedObject.name=${leak_pod}" \
 	-o custom-columns='TYPE:.type,REASON:.reason,FROM:.source.component,MESSAGE:.message' |
 	grep -v MissingClusterDNS | sed 's/^/   /' # (the test cluster runs no DNS)
-say "the node's taint (the loop breaker) and the replacement it holds off:"
+say "the node's taints (ours only while under pressure) and the replacement kept off by the node anti-affinity the chart's admission policy gave it:"
 kubectl get node "${node}" -o jsonpath='{range .spec.taints[*]}   {.key}={.value}:{.effect}{"\n"}{end}'
 sleep 3
 kubectl -n "${demo_ns}" get pods -l app=leak -o wide | sed 's/^/   /'

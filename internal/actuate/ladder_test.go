@@ -308,7 +308,7 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	r := newLadderRun(full)
 	store := &memStore{}
-	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{})
+	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +326,59 @@ func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	if len(r.script.calls) != 1 {
 		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
 	}
-	if store.saves != 1 {
-		t.Errorf("ledger saved %d times, want 1", store.saves)
+	if store.saves != 2 {
+		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.saves)
+	}
+}
+
+// recordingParams records the avoidances published, in the order of the API calls.
+type recordingParams struct {
+	script *apiScript
+	writes [][]Avoidance
+}
+
+func (p *recordingParams) Write(_ context.Context, as []Avoidance) error {
+	p.script.mu.Lock()
+	defer p.script.mu.Unlock()
+	p.script.calls = append(p.script.calls, "params")
+	p.writes = append(p.writes, as)
+	return nil
+}
+
+func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
+	cases := []struct {
+		name      string
+		evictions []error
+		wantCalls []string
+		wantAvoid int // avoidances in force after the ladder
+	}{
+		{"evicted: published before the request and kept", nil,
+			[]string{"params", "evict shop/web-0"}, 1},
+		{"refused by a PDB (soft): published, then taken back", []error{pdbError(true)},
+			[]string{"params", "evict shop/web-0", "params"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLadderRun(LadderConfig{})
+			r.script.evictions = tc.evictions
+			params := &recordingParams{script: r.script}
+			pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{Cooldown: 5 * time.Minute}, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.ladder.Ledger = pl
+			r.evict(t, request(false))
+			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
+				t.Errorf("calls (-got +want):\n%s", diff)
+			}
+			want := []Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
+			if diff := cmp.Diff(params.writes[0], want); diff != "" {
+				t.Errorf("first publication (-got +want):\n%s", diff)
+			}
+			if got := pl.Avoidances(t0); len(got) != tc.wantAvoid {
+				t.Errorf("avoidances after the ladder %+v, want %d", got, tc.wantAvoid)
+			}
+		})
 	}
 }
 
@@ -357,4 +408,25 @@ func (m *memStore) Load(context.Context) ([]byte, error) { return m.data, nil }
 func (m *memStore) Save(_ context.Context, b []byte) error {
 	m.data, m.saves = append([]byte(nil), b...), m.saves+1
 	return nil
+}
+
+func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
+	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
+	params := &recordingParams{script: r.script}
+	pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ladder.Ledger = pl
+	r.evict(t, request(false))
+	if waited := r.clock.Since(t0); waited != DefaultAvoidanceSettle {
+		t.Errorf("waited %s before the eviction, want %s", waited, DefaultAvoidanceSettle)
+	}
+	again := request(false)
+	again.Pod.UID, again.Pod.Name = "uid-web-1", "web-1"
+	before := r.clock.Now()
+	r.evict(t, again)
+	if waited := r.clock.Since(before); waited != 0 {
+		t.Errorf("waited %s for an avoidance already published, want no wait", waited)
+	}
 }

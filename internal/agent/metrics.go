@@ -47,6 +47,7 @@ type Metrics struct {
 	loops      prometheus.Counter
 	errors     *prometheus.CounterVec // stage
 	taint      prometheus.Gauge
+	avoidances prometheus.Gauge
 	lastSyncTS prometheus.Gauge
 }
 
@@ -92,7 +93,7 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		statsAge: gauge("pressure_agent_stats_age_seconds", "Age of each signal's observation when the sync decided.", "signal"),
 		loops: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pressure_agent_eviction_loops_total",
-			Help: "Replacements of a just-evicted owner that landed on this node again.",
+			Help: "Eviction loops: a replacement of a pod evicted from this node came back and was evicted again.",
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pressure_agent_errors_total",
@@ -101,12 +102,15 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		taint: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_taint", Help: "1 while the node carries the agent's NoSchedule taint.",
 		}),
+		avoidances: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pressure_agent_avoidances", Help: "Workloads whose new pods avoid this node after an eviction.",
+		}),
 		lastSyncTS: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_last_sync_timestamp_seconds", Help: "Unix time of the last completed sync.",
 		}),
 	}
 	cs := []prometheus.Collector{m.pressure, m.evictions, m.detection,
-		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.lastSyncTS}
+		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.avoidances, m.lastSyncTS}
 	for _, n := range signalGaugeNames {
 		g := signalGauges{
 			available: gauge(n.available, "Available "+n.unit+" of each observed signal.", "signal"),

@@ -169,13 +169,12 @@ func (a *Agent) breaker(ctx context.Context, now time.Time, pressure bool, pods 
 	if a.st.pressure != nil {
 		sig = a.st.pressure.Signal
 	}
-	loops, err := a.Breaker.Sync(ctx, now, pressure, sig, pods)
-	if err != nil {
+	if err := a.Breaker.Sync(ctx, now, pressure, sig, pods); err != nil {
 		a.Metrics.errors.WithLabelValues(stageTaint).Inc()
 		a.Log.Warn("loop breaker", "err", err)
 	}
-	a.Metrics.loops.Add(float64(loops))
 	a.Metrics.taint.Set(b2f(a.Breaker.Tainted()))
+	a.Metrics.avoidances.Set(float64(a.Breaker.Avoiding(now)))
 }
 
 func b2f(b bool) float64 {

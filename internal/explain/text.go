@@ -20,6 +20,7 @@ func Text(w io.Writer, r Report) error {
 	p.firings(r.Thresholds)
 	p.signals(r.Signals, r.Now)
 	p.conditions(r.NodeConditions)
+	p.avoidances(r.Avoidances, r.Now)
 	p.kubelet(r.Kubelet)
 	p.pressure(r.Pressure)
 	return p.err

@@ -159,6 +159,18 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		return nil
 	})
 	t.Logf("agent and janitor pods Ready %s after helm install", time.Since(start).Round(time.Second))
+	// The agent's first sync publishes its node's (empty) avoidances: the chart's Role and admission
+	// policy let the deployed agent, with the token the kubelet mounted, write exactly that ConfigMap.
+	waitFor(t, "the agent's avoidance ConfigMap", 60*time.Second, func() error {
+		cm, err := c.CoreV1().ConfigMaps(releaseNS).Get(ctx, avoidPrefix+node.Name(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cm.Annotations["pressure.kube-pressure.io/node"] != node.Name() || len(cm.OwnerReferences) != 1 {
+			return fmt.Errorf("configmap %s: annotations %v, owners %v", cm.Name, cm.Annotations, cm.OwnerReferences)
+		}
+		return nil
+	})
 
 	createNamespace(t, cp, workload)
 	hog := &corev1.Pod{

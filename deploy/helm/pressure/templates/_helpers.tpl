@@ -93,3 +93,8 @@ capabilities). */}}
 {{- end -}}
 {{- toYaml $sc -}}
 {{- end -}}
+
+{{/* "true" when the cluster serves MutatingAdmissionPolicy v1 (Kubernetes 1.36+), else "". */}}
+{{- define "pressure.agent.avoidance" -}}
+{{- if or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version) -}}true{{- end -}}
+{{- end -}}
