@@ -123,6 +123,9 @@ func CollectWhy(ctx context.Context, cs kubernetes.Interface, ns, query string, 
 	if err := c.podEvents(ctx, name, uid); err != nil {
 		return c.ev, err
 	}
+	if uid == "" {
+		uid = uidFromEvents(c.ev.Events)
+	}
 	if node == "" {
 		node = nodeFromEvents(c.ev.Events)
 	}
@@ -237,6 +240,17 @@ func (c *collector) ownerEvents(ctx context.Context) error {
 	}
 	c.ev.OwnerEvents = c.convert(evs)
 	return nil
+}
+
+// uidFromEvents is the UID of a gone pod as its newest Event names it.
+func uidFromEvents(evs []why.Event) string {
+	uid, last := "", time.Time{}
+	for _, e := range evs {
+		if e.ObjectUID != "" && (uid == "" || e.Last.After(last)) {
+			uid, last = e.ObjectUID, e.Last
+		}
+	}
+	return uid
 }
 
 func nodeFromEvents(evs []why.Event) string {

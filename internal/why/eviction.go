@@ -98,7 +98,9 @@ func agentDetail(evs []Event, ev Evidence) *Eviction {
 		hard := m[5] == "hard"
 		d.Rung, d.Signal, d.Available, d.Threshold, d.Hard, d.DecidedBy = m[1], m[2], m[3], m[4], &hard, m[7]
 		d.Rank, _ = strconv.Atoi(m[6])
-		parseKubeletMessage(d, m[9])
+		var k Eviction
+		parseKubeletMessage(&k, m[9])
+		d.Containers = k.Containers
 	}
 	d.Resource = resourceOf(d.Signal)
 	return d
@@ -147,12 +149,16 @@ func allocatableFor(ev Evidence, res string) *Allocatable {
 		Allocatable: r.Format(r.Allocatable), PodsCgroupLimit: r.Format(r.PodsCgroupLimit)}
 }
 
+// bytes prints an amount of memory; 0 is "none" (an unset limit or request).
 func bytes(v int64) string {
 	if v == 0 {
 		return "none"
 	}
-	return resource.NewQuantity(v, resource.BinarySI).String()
+	return qty(v)
 }
+
+// qty prints an amount of memory as the kubelet does ("0" for zero).
+func qty(v int64) string { return resource.NewQuantity(v, resource.BinarySI).String() }
 
 // listText renders a map sorted by key: "cpu=100m,memory=128Mi".
 func listText(m map[string]string) string {
@@ -175,4 +181,3 @@ func quantity(s string) (int64, bool) {
 	}
 	return q.Value(), true
 }
-

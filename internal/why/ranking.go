@@ -10,7 +10,7 @@ import (
 // Ranking is the memory ranking re-run with the decision core (internal/rank) on the evidence.
 type Ranking struct {
 	// Basis says which usage figures were ranked.
-	Basis string `json:"basis"`
+	Basis string      `json:"basis"`
 	Order []RankedPod `json:"order"`
 	// Position is the evicted pod's place (1 = first).
 	Position int `json:"position"`
@@ -45,7 +45,7 @@ func victimCandidate(v *Verdict, ev Evidence) (rank.Candidate, bool) {
 		}
 		d.Missing = append(d.Missing, "the deleted pod's priority (the janitor's record has none: 0 assumed)")
 	default:
-		d.Missing = append(d.Missing, "the evicted pod's spec (requests, priority): the pod is gone and no janitor record names it")
+		d.Missing = append(d.Missing, "the evicted pod's spec (requests, priority): not read, and no janitor record names it")
 		return c, false
 	}
 	var sum uint64
@@ -92,7 +92,7 @@ func rerank(v *Verdict, ev Evidence) *Ranking {
 	out := &Ranking{Basis: "evicted pod: usage from the eviction message; other pods: usage now (kubelet Summary)"}
 	for i, e := range r.Entries {
 		rp := RankedPod{Pod: e.Candidate.Namespace + "/" + e.Candidate.Name, QOSClass: e.Candidate.QOSClass,
-			Priority: e.Values.Priority, Usage: usageText(e.Values), Request: bytes(e.Values.Request), Evicted: e.Candidate.UID == victim.UID}
+			Priority: e.Values.Priority, Usage: usageText(e.Values), Request: qty(e.Values.Request), Evicted: e.Candidate.UID == victim.UID}
 		if i < len(r.Steps) {
 			rp.DecidedBy = string(r.Steps[i].Key)
 		}
@@ -116,7 +116,7 @@ func usageText(v rank.Values) string {
 	if !v.HasStats {
 		return "no stats"
 	}
-	return bytes(v.Usage)
+	return qty(v.Usage)
 }
 
 // prevention lists what would have kept the pod from being the one evicted.
@@ -129,7 +129,7 @@ func prevention(v *Verdict, ev Evidence) []string {
 		if use > victim.MemoryRequest {
 			out = append(out,
 				fmt.Sprintf("a memory request of at least %s (it used %s against a request of %s): the kubelet evicts pods above their request before any pod within it",
-					bytes(use), bytes(use), bytes(victim.MemoryRequest)),
+					qty(use), qty(use), qty(victim.MemoryRequest)),
 				fmt.Sprintf("a higher priority (it had %d): among pods above their request the lowest priority goes first", victim.Priority))
 		}
 	}

@@ -10,18 +10,18 @@ type Cause string
 
 // Causes.
 const (
-	CauseKubeletEviction    Cause = "EvictedByKubelet"
-	CauseKubeletRejection   Cause = "RejectedByKubelet"
-	CauseAgentEviction      Cause = "EvictedByPressureAgent"
-	CauseOOMOwnLimit        Cause = "OOMKilledOwnLimit"
-	CauseOOMKernel          Cause = "OOMKilledByKernel"
-	CausePreempted          Cause = "Preempted"
-	CauseEvictionAPI        Cause = "EvictedThroughEvictionAPI"
-	CauseDeleted            Cause = "Deleted"
-	CauseLivenessProbe      Cause = "LivenessProbeFailed"
-	CauseNodeShutdown       Cause = "NodeShutdown"
-	CauseExitedOnItsOwn     Cause = "ExitedOnItsOwn"
-	CauseUnknown            Cause = "Unknown"
+	CauseKubeletEviction  Cause = "EvictedByKubelet"
+	CauseKubeletRejection Cause = "RejectedByKubelet"
+	CauseAgentEviction    Cause = "EvictedByPressureAgent"
+	CauseOOMOwnLimit      Cause = "OOMKilledOwnLimit"
+	CauseOOMKernel        Cause = "OOMKilledByKernel"
+	CausePreempted        Cause = "Preempted"
+	CauseEvictionAPI      Cause = "EvictedThroughEvictionAPI"
+	CauseDeleted          Cause = "Deleted"
+	CauseLivenessProbe    Cause = "LivenessProbeFailed"
+	CauseNodeShutdown     Cause = "NodeShutdown"
+	CauseExitedOnItsOwn   Cause = "ExitedOnItsOwn"
+	CauseUnknown          Cause = "Unknown"
 )
 
 // Confidence grades a verdict: high when a component said so itself (its Event, status or ledger),
@@ -135,7 +135,9 @@ func find(evs []Event, pred func(Event) bool) []Event {
 	return out
 }
 
-func (v *Verdict) add(source, detail string) { v.Evidence = append(v.Evidence, Fact{Source: source, Detail: detail}) }
+func (v *Verdict) add(source, detail string) {
+	v.Evidence = append(v.Evidence, Fact{Source: source, Detail: detail})
+}
 
 func (v *Verdict) set(c Cause, conf Confidence, summary string, at time.Time) {
 	v.Cause, v.Confidence, v.Summary = c, conf, summary
