@@ -121,8 +121,8 @@ func completeEviction(v *Verdict, ev Evidence) {
 	} else {
 		d.ConfigSource = ev.Node.ConfigSource
 		for _, t := range ev.Node.Config.Thresholds {
-			if string(t.Signal.Resource()) == d.Resource || d.Resource == "" {
-				d.ConfiguredThresholds = append(d.ConfiguredThresholds, t.String())
+			if s := t.String(); (string(t.Signal.Resource()) == d.Resource || d.Resource == "") && !slices.Contains(d.ConfiguredThresholds, s) {
+				d.ConfiguredThresholds = append(d.ConfiguredThresholds, s)
 			}
 		}
 		res := d.Resource

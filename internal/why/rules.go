@@ -105,7 +105,11 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 	}
 	if byJanitor {
 		j := ev.Janitor
-		v.add("Event "+j.Event+" (pressure-janitor evidence on "+orDash(j.Owner)+")",
+		on := j.Owner
+		if on == "" {
+			on = "the pod itself (bare pod)"
+		}
+		v.add("Event "+j.Event+" (pressure-janitor evidence on "+on+")",
 			fmt.Sprintf("pod %s deleted after it ended %s/%s at %s (%s), qos %s, requests %s, limits %s: %q",
 				j.Pod, j.Phase, j.Reason, stamp(j.EvictedAt), j.EvictedAtSource, orDash(j.QOS),
 				orDash(listText(j.Requests)), orDash(listText(j.Limits)), j.Message))

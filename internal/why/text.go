@@ -51,7 +51,11 @@ func writeEviction(b *strings.Builder, d *Eviction) {
 		fmt.Fprintf(b, "  threshold %s, available %s (from the message)\n", orDash(d.Threshold), orDash(d.Available))
 	}
 	if d.Rank > 0 {
-		fmt.Fprintf(b, "  the agent ranked it %d, decided by %s\n", d.Rank, orDash(d.DecidedBy))
+		fmt.Fprintf(b, "  the agent ranked it %d", d.Rank)
+		if d.DecidedBy != "" {
+			fmt.Fprintf(b, ", decided by %s", d.DecidedBy)
+		}
+		b.WriteString("\n")
 	}
 	for _, c := range d.Containers {
 		fmt.Fprintf(b, "  container %s was using %s, request %s\n", c.Name, c.Usage, c.Request)
