@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // lastTermination is the most recent terminated state of any container.
@@ -106,8 +108,21 @@ func oomKilled(v *Verdict, ev Evidence, lt lastTermination) {
 			a.PodsCgroupLimit, a.Capacity, a.KubeReserved, a.SystemReserved)
 	}
 	v.add("Events on node "+v.Node, fmt.Sprintf("no SystemOOM within %s of %s: not a whole-node OOM", oomWindow, stamp(lt.T.FinishedAt)))
+	tail := "before the kubelet evicted (it acts on stats polled every 10s, or on the memcg notifier)"
+	if ev.Node != nil && ev.Node.Config != nil && !memoryThreshold(ev.Node.Config.Thresholds) {
+		tail = "and the kubelet has no memory eviction threshold that could have acted first"
+	}
 	v.set(CauseOOMKernel, Medium, fmt.Sprintf("container %s was killed by the kernel OOM killer for the pods cgroup (kubepods) or its QoS cgroup: "+
-		"the pods together reached %s before the kubelet evicted", c.Name, limit), lt.T.FinishedAt)
+		"the pods together reached %s %s", c.Name, limit, tail), lt.T.FinishedAt)
+}
+
+func memoryThreshold(ts []threshold.Threshold) bool {
+	for _, t := range ts {
+		if t.Signal.IsMemory() {
+			return true
+		}
+	}
+	return false
 }
 
 // systemOOM adds the kubelet's SystemOOM node Events near at and reports whether there were any.

@@ -137,8 +137,20 @@ func TestDecide(t *testing.T) {
 			}), Node: nf},
 			cause: CauseOOMKernel, conf: Medium, sources: []string{"pod status", "pod spec", "Events on node n"},
 			check: func(t *testing.T, v Verdict) {
-				if !strings.Contains(v.Summary, "pods cgroup limit 2Gi") {
-					t.Errorf("summary %q: want the pods cgroup limit", v.Summary)
+				if !strings.Contains(v.Summary, "pods cgroup limit 2Gi") || !strings.Contains(v.Summary, "before the kubelet evicted") {
+					t.Errorf("summary %q: want the pods cgroup limit, reached before the kubelet evicted", v.Summary)
+				}
+			},
+		},
+		{
+			name: "pods cgroup OOM on a node without memory thresholds says the kubelet could not act",
+			ev: Evidence{Pod: pod(func(p *Pod) { p.Containers[0].Terminated = terminated("OOMKilled", 137, t0) }),
+				Node: &Node{Name: "n", Capacity: nf.Capacity, Config: &threshold.Config{KubeReserved: nf.Config.KubeReserved,
+					EnforceNodeAllocatable: nf.Config.EnforceNodeAllocatable}}},
+			cause: CauseOOMKernel, conf: Medium,
+			check: func(t *testing.T, v Verdict) {
+				if !strings.Contains(v.Summary, "no memory eviction threshold") {
+					t.Errorf("summary %q: want the missing threshold named", v.Summary)
 				}
 			},
 		},
