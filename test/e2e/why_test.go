@@ -132,6 +132,12 @@ func TestWhyKubeletEvictionThenJanitorDelete(t *testing.T) {
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "why-evict")
 	evictHogByKubelet(ctx, t, e, ns, "hog")
+	// While MemoryPressure holds (transition period 20s) the kubelet rejects a new BestEffort pod.
+	late := stressPod(ns, "late", []string{"sleep"}, "", false)
+	late.Spec.Tolerations = tolerateAll()
+	createPod(ctx, t, e, late)
+	waitPod(ctx, t, e, ns, "late", "late pod rejected", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	whyVerdict(ctx, t, e, ns, "late", why.CauseKubeletRejection, "pod status")
 	v := whyVerdict(ctx, t, e, ns, "hog", why.CauseKubeletEviction, "pod status", "DisruptionTarget", "Evicted")
 	if v.Eviction == nil || v.Eviction.Resource != "memory" || v.Eviction.Allocatable == nil || v.Eviction.Ranking == nil ||
 		len(v.Eviction.Prevention) == 0 {
@@ -165,6 +171,7 @@ func TestWhyAgentEviction(t *testing.T) {
 	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	waitNoMemoryPressure(ctx, t, e) // else the kubelet rejects the BestEffort pod at admission
 	ns := createNamespace(ctx, t, e, "why-agent")
 	startAgent(t, e, nil)
 	createPod(ctx, t, e, stressPod(ns, "stress", []string{"mem", "--rate", "64Mi", "--target", "3Gi"}, "", false))
