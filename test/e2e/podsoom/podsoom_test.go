@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,7 @@ func TestWhyNamesThePodsCgroupOOM(t *testing.T) {
 		Containers: []corev1.Container{{Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
 			Args: []string{"mem", "--rate", "256Mi", "--target", "2Gi"}}},
 	}}
+	kills := podsCgroupOOMs(t)
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +74,9 @@ func TestWhyNamesThePodsCgroupOOM(t *testing.T) {
 		return len(st) == 1 && st[0].State.Terminated != nil
 	})
 	t.Logf("hog on node %s: %s", node.Name(), last)
+	if got := podsCgroupOOMs(t) - kills; got < 1 {
+		t.Errorf("kernel log: %d new OOM kills constrained by the pods cgroup (oom_memcg=/kubepods,), want at least 1", got)
+	}
 	out, err := run(ctx, cp, "why", "hog", "-n", "default", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +108,16 @@ func poll(ctx context.Context, t *testing.T, what string, cond func() bool) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// podsCgroupOOMs counts the kernel's OOM kills whose constraining cgroup was the pods cgroup itself.
+func podsCgroupOOMs(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("dmesg").Output()
+	if err != nil {
+		t.Fatalf("dmesg: %v", err)
+	}
+	return strings.Count(string(out), "oom_memcg=/kubepods,")
 }
 
 func memTotalBytes(t *testing.T) int64 {
