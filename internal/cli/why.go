@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,25 +66,23 @@ POD is a name or a UID; a pod already deleted is found while Events or the janit
 	return cmd
 }
 
+// renderWhy writes the verdict; yaml is the json converted (sigs.k8s.io/yaml), so both hold the same content.
 func renderWhy(streams genericiooptions.IOStreams, v why.Verdict, output string) error {
-	if output == "text" {
+	var out []byte
+	var err error
+	switch output {
+	case "text":
 		return why.Text(streams.Out, v)
+	case "yaml":
+		out, err = yaml.Marshal(v)
+	default:
+		out, err = json.MarshalIndent(v, "", "  ")
+		out = append(out, '\n')
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err != nil {
 		return err
 	}
-	out := buf.Bytes()
-	if output == "yaml" {
-		y, err := yaml.JSONToYAML(out)
-		if err != nil {
-			return err
-		}
-		out = y
-	}
-	_, err := streams.Out.Write(out)
+	_, err = streams.Out.Write(out)
 	return err
 }
 

@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/janitor"
@@ -19,6 +24,42 @@ func TestWhyRecognisesTheNamesTheAgentAndJanitorWrite(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: why has %q, the component writes %q", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestWhyRejectsBadFlagsBeforeTouchingTheCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown output format", []string{"why", "p", "-o", "xml"}, `--output "xml": must be text, json or yaml`},
+		{"negative since", []string{"why", "p", "--since", "-1h"}, "--since -1h0m0s: must not be negative"},
+		{"no pod", []string{"why"}, "accepts 1 arg(s), received 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runCLI(t, append([]string{"--kubeconfig", "/nonexistent"}, tc.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWhyJSONAndYAMLCarryTheSameVerdict(t *testing.T) {
+	v := why.Decide(why.Evidence{Namespace: "ns", Query: "p", Checked: []string{"pod ns/p (GET)"}})
+	for _, format := range []string{"json", "yaml"} {
+		var out bytes.Buffer
+		if err := renderWhy(genericiooptions.IOStreams{Out: &out}, v, format); err != nil {
+			t.Fatal(err)
+		}
+		var got why.Verdict
+		if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, out.String())
+		}
+		if got.Cause != why.CauseUnknown || got.Pod != "p" || len(got.Checked) != 1 {
+			t.Errorf("%s round trip: %+v, want the unknown verdict of p with its checked list", format, got)
 		}
 	}
 }
