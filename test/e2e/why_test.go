@@ -132,9 +132,11 @@ func TestWhyKubeletEvictionThenJanitorDelete(t *testing.T) {
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "why-evict")
 	evictHogByKubelet(ctx, t, e, ns, "hog")
-	// While MemoryPressure holds (transition period 20s) the kubelet rejects a new BestEffort pod.
+	// While MemoryPressure holds (transition period 20s) the kubelet rejects a new BestEffort pod that
+	// does not tolerate the memory-pressure taint; bound directly, so the scheduler's taint check cannot
+	// keep it Pending instead.
 	late := stressPod(ns, "late", []string{"sleep"}, "", false)
-	late.Spec.Tolerations = tolerateAll()
+	late.Spec.NodeName = e.node.Name()
 	createPod(ctx, t, e, late)
 	waitPod(ctx, t, e, ns, "late", "late pod rejected", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	whyVerdict(ctx, t, e, ns, "late", why.CauseKubeletRejection, "pod status")
