@@ -17,6 +17,9 @@ type lastTermination struct {
 }
 
 func latestTermination(p *Pod) (lastTermination, bool) {
+	if p == nil {
+		return lastTermination{}, false
+	}
 	var all []lastTermination
 	for _, c := range p.Containers {
 		if c.Terminated != nil {

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"fmt"
 	"sort"
 	"time"
 )
@@ -72,8 +73,11 @@ func Decide(ev Evidence) Verdict {
 			break
 		}
 	}
-	if v.Cause == CauseUnknown {
+	if v.Cause == CauseUnknown && v.Summary == "" {
 		v.Summary = "no evidence names a cause: see what was checked"
+		if _, ok := latestTermination(ev.Pod); ev.Pod != nil && !ok && ev.Pod.DeletionTimestamp == nil {
+			v.Summary = fmt.Sprintf("nothing killed it: the pod is %s and none of its containers has terminated", orDash(ev.Pod.Phase))
+		}
 		if v.PodGone {
 			v.Summary = "the pod is gone and no Event, janitor record or ledger entry about it remains: see what was checked"
 		}
