@@ -246,6 +246,16 @@ func TestDecide(t *testing.T) {
 			cause: CauseEvictionAPI, conf: High,
 		},
 		{
+			name:  "a running pod whose containers never terminated was not killed",
+			ev:    Evidence{Pod: pod()},
+			cause: CauseUnknown, conf: Low,
+			check: func(t *testing.T, v Verdict) {
+				if !strings.Contains(v.Summary, "nothing killed it: the pod is Running") {
+					t.Errorf("summary %q: want nothing killed it", v.Summary)
+				}
+			},
+		},
+		{
 			name:  "a gone pod without any evidence is unknown and lists what was checked",
 			ev:    Evidence{Query: "p", Checked: []string{"pod ns/p (GET)"}},
 			cause: CauseUnknown, conf: Low,
