@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -184,5 +185,41 @@ func TestWhyAgentEviction(t *testing.T) {
 	v := whyVerdict(ctx, t, e, ns, "stress", why.CauseAgentEviction, "PressureEviction", "ledger annotation")
 	if v.Eviction == nil || v.Eviction.Signal == "" || v.Eviction.Threshold == "" || v.Eviction.Rank != 1 {
 		t.Errorf("agent eviction detail %+v: want the signal, threshold and rank from the agent's Event", v.Eviction)
+	}
+}
+
+// A pod requesting most of the node's memory is preempted by the scheduler for a pod of higher priority.
+func TestWhyPreempted(t *testing.T) {
+	e := requireNode(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	waitNoMemoryPressure(ctx, t, e)
+	ns := createNamespace(ctx, t, e, "why-preempt")
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{GenerateName: "why-high-"}, Value: 1000}
+	pc, err := e.client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.client.SchedulingV1().PriorityClasses().Delete(context.Background(), pc.Name, metav1.DeleteOptions{})
+	})
+	low := stressPod(ns, "low", []string{"sleep"}, "1200Mi", false)
+	low.Spec.Tolerations = tolerateAll()
+	createPod(ctx, t, e, low)
+	waitRunning(ctx, t, e, ns, "low")
+	high := stressPod(ns, "high", []string{"sleep"}, "1200Mi", false)
+	high.Spec.Tolerations, high.Spec.PriorityClassName = tolerateAll(), pc.Name
+	createPod(ctx, t, e, high)
+	waitPod(ctx, t, e, ns, "low", "low pod preempted", func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	})
+	whyVerdict(ctx, t, e, ns, "low", why.CausePreempted, "DisruptionTarget")
+	for _, n := range []string{"low", "high"} {
+		_ = e.client.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	}
 }
