@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
@@ -61,5 +62,30 @@ func TestWhyJSONAndYAMLCarryTheSameVerdict(t *testing.T) {
 		if got.Cause != why.CauseUnknown || got.Pod != "p" || len(got.Checked) != 1 {
 			t.Errorf("%s round trip: %+v, want the unknown verdict of p with its checked list", format, got)
 		}
+	}
+}
+
+func TestWhySinceAndGonePodIdentity(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	old := why.Event{ObjectUID: "uid-old", Last: t0.Add(-3 * time.Hour)}
+	newer := why.Event{ObjectUID: "uid-new", Last: t0.Add(-time.Minute)}
+	for _, tc := range []struct {
+		name  string
+		e     why.Event
+		since time.Time
+		want  bool
+	}{
+		{"no --since keeps every event", old, time.Time{}, true},
+		{"an event last seen before --since is dropped", old, t0.Add(-2 * time.Hour), false},
+		{"an event last seen after --since is kept", newer, t0.Add(-2 * time.Hour), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recent(tc.e, tc.since); got != tc.want {
+				t.Errorf("recent = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := uidFromEvents([]why.Event{old, newer}); got != "uid-new" {
+		t.Errorf("a gone pod's UID from its events: %q, want the newest event's uid-new", got)
 	}
 }
