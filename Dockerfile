@@ -27,8 +27,8 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       -o /out/${COMPONENT} ./cmd/${COMPONENT}
 
 # A static binary needs no libc: distroless/static has only CA certificates, tzdata and
-# /etc/passwd. The chart sets the user (the agent runs as uid 0 without capabilities, the
-# janitor as 65532); the image default is the unprivileged one.
+# /etc/passwd. Both run as the image's unprivileged user 65532 (as hack/imagebuild's images do);
+# the chart switches the agent to root with CAP_KILL only for the cgroup-kill rung.
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG COMPONENT=pressure-agent
 # ENTRYPOINT (exec form) cannot expand a build arg: the binary goes to one fixed path.

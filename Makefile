@@ -26,9 +26,10 @@ build: ## build the three binaries into bin/
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go mod tidy, go vet, staticcheck
 	@echo "lint: gofmt"; out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
 		if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@echo "lint: go mod tidy"; $(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy (diff above): run go mod tidy"; exit 1; }
 	@echo "lint: go vet"; $(GO) vet ./...
 	@echo "lint: staticcheck"; GOBIN=$(CACHE)/bin $(GO) install $(STATICCHECK) && $(CACHE)/bin/staticcheck ./...
 
@@ -42,6 +43,9 @@ test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...
 
 test: lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
+	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
+	@# ends, so say here, at once, who holds it (make demo: stop it with make demo-down).
+	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 demo: build k8s-bins node-deps ## bring up a local cluster, provoke memory pressure, show what happened
@@ -54,24 +58,42 @@ images: build ## OCI image tarballs of pressure-agent and pressure-janitor in bi
 	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION)
 
 DIST_ARCHES   := amd64 arm64
-dist: ## release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/
+# CLI_PLATFORMS are the os/arch pairs of the kubectl-pressure archives; deploy/krew/pressure.yaml lists
+# the same platforms (test/deploy/krew_test.go checks both). Windows gets a .zip, the krew norm.
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+TAR           := tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0
+dist: ## release archives (server: linux; kubectl-pressure: linux, darwin, windows), SHA256SUMS, krew manifest in dist/
+	@command -v zip >/dev/null || { echo "dist: zip is needed for the windows archive (apt-get install zip)"; exit 1; }
 	@rm -rf dist && mkdir -p dist
 	@for arch in $(DIST_ARCHES); do \
-		dir="dist/.build/pressure_$(VERSION)_linux_$${arch}"; mkdir -p "$$dir"; \
-		echo "dist: linux/$${arch}"; \
+		name="pressure_$(VERSION)_linux_$${arch}"; dir="dist/.build/$$name"; mkdir -p "$$dir"; \
+		echo "dist: $$name.tar.gz"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$${arch} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/" $(addprefix ./cmd/,$(BINARIES)); \
-		cp README.md "$$dir/"; \
-		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C dist/.build -cf - "pressure_$(VERSION)_linux_$${arch}" \
-			| gzip -n -9 > "dist/pressure_$(VERSION)_linux_$${arch}.tar.gz"; \
-		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$$dir" -cf - kubectl-pressure README.md \
-			| gzip -n -9 > "dist/kubectl-pressure_$(VERSION)_linux_$${arch}.tar.gz"; \
+		cp README.md LICENSE "$$dir/"; \
+		$(TAR) -C dist/.build -cf - "$$name" | gzip -n -9 > "dist/$$name.tar.gz"; \
+	done
+	@for plat in $(CLI_PLATFORMS); do \
+		os="$${plat%/*}"; arch="$${plat#*/}"; name="kubectl-pressure_$(VERSION)_$${os}_$${arch}"; dir="dist/.build/$$name"; \
+		exe=kubectl-pressure; [[ "$$os" != windows ]] || exe=kubectl-pressure.exe; \
+		mkdir -p "$$dir"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/$$exe" ./cmd/kubectl-pressure; \
+		cp README.md LICENSE "$$dir/"; \
+		if [[ "$$os" == windows ]]; then \
+			echo "dist: $$name.zip"; touch -d @0 "$$dir"/*; (cd "$$dir" && zip -X -q -9 "../../$$name.zip" "$$exe" LICENSE README.md); \
+		else \
+			echo "dist: $$name.tar.gz"; $(TAR) -C "$$dir" -cf - "$$exe" LICENSE README.md | gzip -n -9 > "dist/$$name.tar.gz"; \
+		fi; \
 	done
 	@rm -rf dist/.build
-	@cd dist && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
-	@sed -e '/^#/d' -e 's/@VERSION@/$(VERSION)/g' \
-		-e "s/@SHA256_LINUX_AMD64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_amd64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
-		-e "s/@SHA256_LINUX_ARM64@/$$(awk '$$2=="kubectl-pressure_$(VERSION)_linux_arm64.tar.gz"{print $$1}' dist/SHA256SUMS)/" \
-		deploy/krew/pressure.yaml > dist/pressure.yaml
+	@cd dist && sha256sum *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS
+	@args=(-e '/^#/d' -e 's/@VERSION@/$(VERSION)/g'); \
+	for plat in $(CLI_PLATFORMS); do \
+		os="$${plat%/*}"; arch="$${plat#*/}"; ext=tar.gz; [[ "$$os" != windows ]] || ext=zip; \
+		sum="$$(awk -v f="kubectl-pressure_$(VERSION)_$${os}_$${arch}.$$ext" '$$2==f{print $$1}' dist/SHA256SUMS)"; \
+		args+=(-e "s/@SHA256_$${os^^}_$${arch^^}@/$$sum/"); \
+	done; \
+	sed "$${args[@]}" deploy/krew/pressure.yaml > dist/pressure.yaml; \
+	if grep -n '@' dist/pressure.yaml; then echo "dist: placeholders left in dist/pressure.yaml"; exit 1; fi
 	@echo "dist: krew manifest dist/pressure.yaml"
 
 helm: ## install the pinned helm into $(CACHE)/bin and lint the chart

@@ -39,7 +39,7 @@ hack/cluster.sh up --node --pods-memory "${pods_memory}" --kubelet-config "${kco
 rm -f "${kconf}"
 eval "$(hack/cluster.sh env)"
 node="$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')"
-kubelet_root="${state}/node/kubelet"
+kubelet_config="${state}/node/kubelet-config.yaml"
 say "node ${node} Ready; KUBECONFIG=${KUBECONFIG}"
 
 step "2/7 pressure images and the Helm chart"
@@ -53,7 +53,7 @@ say "building helm (first time only: a few minutes)"
 helm="$(hack/install-helm.sh)"
 "${helm}" install pressure deploy/helm/pressure --namespace "${ns}" --create-namespace \
 	--set image.pullPolicy=Never --set image.tag="${tag}" \
-	--set agent.hostPaths.kubeletRootDir="${kubelet_root}" \
+	--set agent.kubeletConfig.hostPath="${kubelet_config}" --set agent.recursiveReadOnly=IfPossible \
 	--set janitor.config.ttl=30s --set janitor.config.keepPerOwner=0 >/dev/null
 say "helm install done; waiting for the agent and janitor pods to be Ready"
 for i in $(seq 1 180); do
@@ -187,7 +187,7 @@ say "the Event on the evicted pod (kubectl -n ${demo_ns} get events --field-sele
 kubectl -n "${demo_ns}" get events --field-selector "involvedObject.name=${leak_pod}" \
 	-o custom-columns='TYPE:.type,REASON:.reason,FROM:.source.component,MESSAGE:.message' |
 	grep -v MissingClusterDNS | sed 's/^/   /' # (the test cluster runs no DNS)
-say "the node's taint (the loop breaker) and the replacement it holds off:"
+say "the node's taints (ours only while under pressure) and the replacement kept off by the node anti-affinity the chart's admission policy gave it:"
 kubectl get node "${node}" -o jsonpath='{range .spec.taints[*]}   {.key}={.value}:{.effect}{"\n"}{end}'
 sleep 3
 kubectl -n "${demo_ns}" get pods -l app=leak -o wide | sed 's/^/   /'

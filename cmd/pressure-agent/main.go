@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/internal/logging"
 	"github.com/kube-pressure/pressure/internal/version"
 )
 
@@ -29,6 +30,8 @@ func run(args []string) error {
 	fs := pflag.NewFlagSet(binary, pflag.ContinueOnError)
 	var o agent.Overrides
 	o.AddFlags(fs)
+	var lf logging.Flags
+	lf.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -39,11 +42,15 @@ func run(args []string) error {
 		fmt.Println(version.Get(binary))
 		return nil
 	}
+	log, err := logging.Setup(os.Stderr, lf)
+	if err != nil {
+		return err
+	}
 	cfg, err := o.Resolve(fs)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return agent.Run(ctx, cfg)
+	return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log})
 }

@@ -31,3 +31,10 @@ func TestVersionAndHelpExitCleanly(t *testing.T) {
 		}
 	}
 }
+
+func TestBadLogLevelIsAnErrorNamingTheFlag(t *testing.T) {
+	err := run([]string{"--log-level", "loud"})
+	if err == nil || !strings.Contains(err.Error(), `--log-level "loud"`) {
+		t.Errorf("run(--log-level loud) = %v, want an error naming the flag and value", err)
+	}
+}

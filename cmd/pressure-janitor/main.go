@@ -14,6 +14,7 @@ import (
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
 	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/internal/logging"
 	"github.com/kube-pressure/pressure/internal/version"
 )
 
@@ -30,6 +31,8 @@ func run(args []string) error {
 	fs := pflag.NewFlagSet(binary, pflag.ContinueOnError)
 	var o config.Overrides
 	o.AddFlags(fs)
+	var lf logging.Flags
+	lf.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -40,11 +43,15 @@ func run(args []string) error {
 		fmt.Println(version.Get(binary))
 		return nil
 	}
+	log, err := logging.Setup(os.Stderr, lf)
+	if err != nil {
+		return err
+	}
 	cfg, err := o.Resolve(fs)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return janitor.Run(ctx, cfg)
+	return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log})
 }

@@ -26,8 +26,5 @@ import (
 	_ "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	_ "k8s.io/utils/clock"
 	_ "k8s.io/utils/clock/testing"
-	_ "sigs.k8s.io/controller-runtime"
-	_ "sigs.k8s.io/controller-runtime/pkg/healthz"
-	_ "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	_ "sigs.k8s.io/yaml"
 )

@@ -51,32 +51,36 @@ func run(args []string) error {
 	for _, c := range components {
 		name := fmt.Sprintf("%s/%s:%s", *registry, c, *tag)
 		tarball := filepath.Join(*out, c+".tar")
-		if err := build(filepath.Join(*bin, c), name, "/"+c, *arch, tarball); err != nil {
+		digest, err := build(filepath.Join(*bin, c), name, "/"+c, *arch, tarball)
+		if err != nil {
 			return err
 		}
-		fmt.Printf("%s\t%s\n", name, tarball)
+		// The digest is what the chart's <component>.image.digest pins.
+		fmt.Printf("%s\t%s\t%s\n", name, tarball, digest)
 	}
 	return nil
 }
 
-// build checks that the binary is a static linux executable, then writes its image.
-func build(binPath, name, path, arch, tarball string) error {
+// build checks that the binary is a static linux executable, then writes its image (running as
+// the unprivileged images.DaemonUser) and returns its manifest digest.
+func build(binPath, name, path, arch, tarball string) (string, error) {
 	data, err := os.ReadFile(binPath)
 	if err != nil {
-		return fmt.Errorf("read %s (run `make build` first): %w", binPath, err)
+		return "", fmt.Errorf("read %s (run `make build` first): %w", binPath, err)
 	}
 	if err := checkStatic(binPath, data); err != nil {
-		return err
+		return "", err
 	}
 	var buf bytes.Buffer
-	if err := images.WriteSingleBinaryImage(&buf, name, path, data, arch); err != nil {
-		return fmt.Errorf("image %s: %w", name, err)
+	digest, err := images.WriteSingleBinaryImage(&buf, name, path, data, arch, images.DaemonUser)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", name, err)
 	}
 	tmp := tarball + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
+		return "", err
 	}
-	return os.Rename(tmp, tarball)
+	return digest, os.Rename(tmp, tarball)
 }
 
 // checkStatic rejects binaries that would not run on an empty image: not ELF, or dynamically

@@ -92,14 +92,21 @@ func TestImagesNameTheComponentAndHoldItsBinaryAsEntrypoint(t *testing.T) {
 			t.Fatalf("%s manifest: %v", c, err)
 		}
 		var cfg struct {
-			Architecture string                        `json:"architecture"`
-			Config       struct{ Entrypoint []string } `json:"config"`
+			Architecture string `json:"architecture"`
+			Config       struct {
+				Entrypoint []string
+				User       string
+			} `json:"config"`
 		}
 		if err := json.Unmarshal(files["blobs/sha256/"+strings.TrimPrefix(man.Config.Digest, "sha256:")], &cfg); err != nil {
 			t.Fatal(err)
 		}
 		if len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/"+c || cfg.Architecture != runtime.GOARCH {
 			t.Errorf("%s: entrypoint %v arch %s, want [/%s] %s", c, cfg.Config.Entrypoint, cfg.Architecture, c, runtime.GOARCH)
+		}
+		// The chart runs the janitor (and the agent without the kill rung) as the image's user.
+		if cfg.Config.User != "65532:65532" {
+			t.Errorf("%s: image user %q, want the unprivileged 65532:65532", c, cfg.Config.User)
 		}
 		gz, err := gzip.NewReader(strings.NewReader(string(files["blobs/sha256/"+strings.TrimPrefix(man.Layers[0].Digest, "sha256:")])))
 		if err != nil {

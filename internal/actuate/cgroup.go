@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -43,12 +42,50 @@ func (k *CgroupKiller) pods() string {
 	return strings.Trim(k.Pods, "/")
 }
 
+// ErrBadPodRef reports a pod UID or QoS class that cannot name a pod cgroup: a UID that is not hex
+// digits and dashes (a UUID, or the hash of a static pod), or a QoS class other than Guaranteed,
+// Burstable and BestEffort. It keeps a forged or corrupt value from steering the kill into another
+// cgroup ("..", "/").
+var ErrBadPodRef = errors.New("not a pod uid and qos class")
+
+// maxUIDLen bounds a pod UID (a UUID has 36 characters, a static pod's hash 32).
+const maxUIDLen = 64
+
+// qosDirs maps the QoS classes to their cgroup directory below the pods cgroup ("" for Guaranteed).
+var qosDirs = map[string]string{"guaranteed": "", "burstable": "burstable", "besteffort": "besteffort"}
+
+// validPodRef checks uid and qos and returns the QoS directory.
+func validPodRef(qos string, uid types.UID) (string, error) {
+	q, ok := qosDirs[strings.ToLower(qos)]
+	if !ok {
+		return "", fmt.Errorf("qos class %q: %w", qos, ErrBadPodRef)
+	}
+	if !validUID(string(uid)) {
+		return "", fmt.Errorf("pod uid %q: %w", uid, ErrBadPodRef)
+	}
+	return q, nil
+}
+
+// validUID accepts hex digits in dash-separated groups, nothing else.
+func validUID(uid string) bool {
+	if uid == "" || len(uid) > maxUIDLen || uid[0] == '-' || uid[len(uid)-1] == '-' || strings.Contains(uid, "--") {
+		return false
+	}
+	for _, c := range uid {
+		if c != '-' && !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // PodCgroups returns every place the pod's cgroup can be, for cgroup v1 (memory controller) and v2,
 // with the cgroupfs and the systemd driver. QoS "Guaranteed" pods live directly below the pods cgroup.
-func (k *CgroupKiller) PodCgroups(qos string, uid types.UID) []string {
-	q := strings.ToLower(qos)
-	if q == "guaranteed" {
-		q = ""
+// A uid or qos that cannot name a pod cgroup is an error wrapping ErrBadPodRef.
+func (k *CgroupKiller) PodCgroups(qos string, uid types.UID) ([]string, error) {
+	q, err := validPodRef(qos, uid)
+	if err != nil {
+		return nil, err
 	}
 	pods := k.pods()
 	fsName := filepath.Join(pods, q, "pod"+string(uid))
@@ -64,15 +101,19 @@ func (k *CgroupKiller) PodCgroups(qos string, uid types.UID) []string {
 		filepath.Join(k.Root, "memory", sdName),
 		filepath.Join(k.Root, fsName),
 		filepath.Join(k.Root, sdName),
-	}
+	}, nil
 }
 
 // KillPod kills the processes of every existing cgroup of the pod. It reports the number of processes
 // signalled; a pod none of whose cgroups exists is an error wrapping fs.ErrNotExist.
 func (k *CgroupKiller) KillPod(pod PodRef) (int, error) {
+	dirs, err := k.PodCgroups(pod.QOSClass, pod.UID)
+	if err != nil {
+		return 0, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
 	total, found := 0, false
 	var errs []error
-	for _, dir := range k.PodCgroups(pod.QOSClass, pod.UID) {
+	for _, dir := range dirs {
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
@@ -92,6 +133,12 @@ func (k *CgroupKiller) KillPod(pod PodRef) (int, error) {
 // Kill SIGKILLs every process in dir and its descendant cgroups until they are empty or killRounds
 // passes have been made. dir must lie below Root and its last element must name a pod ("pod" prefix
 // or "-pod" infix). The calling process is never signalled.
+//
+// A PID read from cgroup.procs may belong to another process by the time it is signalled (the
+// process exited and the PID was reused). So the first pass writes cgroup.kill where it can (cgroup
+// v2, Linux 5.14+, a writable mount: the kernel kills the subtree atomically), and every other pass
+// signals through pidfds (signalMembers): a PID is signalled only if, after its pidfd was opened,
+// it is still listed in the cgroup.
 func (k *CgroupKiller) Kill(dir string) (int, error) {
 	if err := k.check(dir); err != nil {
 		return 0, err
@@ -113,11 +160,12 @@ func (k *CgroupKiller) Kill(dir string) (int, error) {
 			}
 			continue
 		}
-		for _, pid := range others {
-			if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-				return len(killed), fmt.Errorf("kill pid %d of cgroup %s: %w", pid, dir, err)
-			}
+		hit, err := signalMembers(dir, others)
+		for _, pid := range hit {
 			killed[pid] = true
+		}
+		if err != nil {
+			return len(killed), err
 		}
 	}
 	return len(killed), nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const cgroupRoot = "/sys/fs/cgroup"
@@ -80,6 +81,21 @@ func sleeper(t *testing.T, dir string) *exec.Cmd {
 	return cmd
 }
 
+// testParentCgroup skips (fails under CI) without the real cgroup v1 memory controller, and returns
+// the name of a fresh parent cgroup below it, removed with everything below it after the test.
+func testParentCgroup(t *testing.T) string {
+	t.Helper()
+	if why := realV1(); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real cgroup v1 test cannot run under CI: %s", why)
+		}
+		t.Skipf("real cgroup v1 test skipped: %s", why)
+	}
+	parent := randomName("pressure-actuate-test")
+	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	return parent
+}
+
 func waitKilled(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	done := make(chan error, 1)
@@ -101,17 +117,14 @@ func waitKilled(t *testing.T, cmd *exec.Cmd) {
 }
 
 func TestCgroupKillerKillsEveryProcessOfThePodOnTheRealV1MemoryController(t *testing.T) {
-	if why := realV1(); why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("real cgroup v1 test cannot run under CI: %s", why)
-		}
-		t.Skipf("real cgroup v1 test skipped: %s", why)
-	}
-	parent := randomName("pressure-actuate-test")
-	t.Cleanup(func() { removeCgroups(t, filepath.Join(cgroupRoot, "memory", parent)) })
+	parent := testParentCgroup(t)
 	k := &CgroupKiller{Root: cgroupRoot, Pods: parent + "/kubepods"}
 	const uid = "0f9e8d7c-1111-2222-3333-444455556666"
-	pod := k.PodCgroups("Burstable", uid)[0]
+	dirs, err := k.PodCgroups("Burstable", uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := dirs[0]
 	if want := filepath.Join(cgroupRoot, "memory", parent, "kubepods/burstable/pod"+uid); pod != want {
 		t.Fatalf("v1 cgroupfs pod cgroup %s, want %s", pod, want)
 	}
@@ -160,7 +173,7 @@ func TestCgroupKillerRefusesWhatIsNotAPodCgroup(t *testing.T) {
 
 func TestCgroupKillerReportsAPodWithoutCgroups(t *testing.T) {
 	k := &CgroupKiller{Root: t.TempDir()}
-	if _, err := k.KillPod(PodRef{UID: "nope", QOSClass: "BestEffort"}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := k.KillPod(PodRef{UID: "0f9e8d7c-0000-0000-0000-000000000000", QOSClass: "BestEffort"}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("error %v, want fs.ErrNotExist", err)
 	}
 }
@@ -186,10 +199,64 @@ func TestPodCgroups(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.qos, func(t *testing.T) {
-			if diff := cmp.Diff(k.PodCgroups(tc.qos, "1-2"), tc.want); diff != "" {
+			got, err := k.PodCgroups(tc.qos, "1-2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, tc.want); diff != "" {
 				t.Errorf("paths (-got +want):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestPodCgroupsRefusesUIDsAndQoSClassesThatCannotNameAPodCgroup(t *testing.T) {
+	k := &CgroupKiller{Root: "/sys/fs/cgroup"}
+	for _, tc := range []struct{ name, qos, uid string }{
+		{"uid climbing out of the QoS cgroup", "BestEffort", "../../system.slice"},
+		{"uid with a slash", "Burstable", "a/b"},
+		{"uid with a dot", "Burstable", "0f9e.8d7c"},
+		{"empty uid", "Burstable", ""},
+		{"uid with a leading dash", "Burstable", "-0f9e"},
+		{"uid of 65 characters", "Burstable", strings.Repeat("a", 65)},
+		{"qos class naming a path", "../../x", "0f9e8d7c"},
+		{"unknown qos class", "Critical", "0f9e8d7c"},
+		{"empty qos class", "", "0f9e8d7c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, err := k.PodCgroups(tc.qos, types.UID(tc.uid)); !errors.Is(err, ErrBadPodRef) {
+				t.Errorf("PodCgroups(%q, %q) = %v, %v; want ErrBadPodRef", tc.qos, tc.uid, got, err)
+			}
+			if _, err := k.KillPod(PodRef{UID: types.UID(tc.uid), QOSClass: tc.qos}); !errors.Is(err, ErrBadPodRef) {
+				t.Errorf("KillPod error %v, want ErrBadPodRef", err)
+			}
+		})
+	}
+	for _, uid := range []string{"0f9e8d7c-1111-2222-3333-444455556666", "d41d8cd98f00b204e9800998ecf8427e", "1-2"} {
+		if _, err := k.PodCgroups("burstable", types.UID(uid)); err != nil {
+			t.Errorf("PodCgroups(burstable, %q): %v", uid, err)
+		}
+	}
+}
+
+// TestCgroupKillerNeverSignalsAListedPIDThatLeftTheCgroup is the PID-reuse case on the real v1
+// memory controller: the list read from cgroup.procs names a PID that, by the time of the kill,
+// belongs to a process outside the pod's cgroup (here: a process that was never in it, as after an
+// exit and a reuse of the number). Only the member is killed.
+func TestCgroupKillerNeverSignalsAListedPIDThatLeftTheCgroup(t *testing.T) {
+	parent := testParentCgroup(t)
+	pod := filepath.Join(cgroupRoot, "memory", parent, "kubepods/besteffort/pod0f9e8d7c")
+	member := sleeper(t, filepath.Join(pod, "app"))
+	outsider := sleeper(t, filepath.Join(cgroupRoot, "memory", parent, "elsewhere"))
+
+	hit, err := signalMembers(pod, []int{member.Process.Pid, outsider.Process.Pid})
+	if err != nil || !cmp.Equal(hit, []int{member.Process.Pid}) {
+		t.Errorf("signalMembers = %v, %v; want [%d], nil", hit, err, member.Process.Pid)
+	}
+	waitKilled(t, member)
+	time.Sleep(100 * time.Millisecond)
+	if err := outsider.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the outsider %d, listed but not in the cgroup, was hit: %v", outsider.Process.Pid, err)
 	}
 }
 

@@ -59,6 +59,30 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestOnlyTransportErrorsMeanTheAPIIsUnreachable(t *testing.T) {
+	podGR := schema.GroupResource{Resource: "pods"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a refused connection", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, true},
+		{"a client-side timeout", fmt.Errorf("evict: %w", context.DeadlineExceeded), true},
+		{"503 is an answer", apierrors.NewServiceUnavailable("etcd"), false},
+		{"429 is an answer", apierrors.NewTooManyRequests("slow down", 1), false},
+		{"500 is an answer", apierrors.NewInternalError(errors.New("boom")), false},
+		{"504 server timeout is an answer", apierrors.NewServerTimeout(podGR, "create", 1), false},
+		{"wrapped 503 is an answer", fmt.Errorf("evict: %w", apierrors.NewServiceUnavailable("etcd")), false},
+		{"no error", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsUnreachable(tc.err); got != tc.want {
+				t.Errorf("IsUnreachable(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestOutcomeDoneAndRetryable(t *testing.T) {
 	done := map[Outcome]bool{OutcomeEvicted: true, OutcomeGone: true, OutcomeKilled: true, OutcomeInFlight: true}
 	retry := map[Outcome]bool{OutcomeUnavailable: true, OutcomeBlockedByPDB: true}

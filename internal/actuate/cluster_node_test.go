@@ -85,18 +85,18 @@ func testLedgerPersistence(e *env) {
 	e.node("node-ledger")
 	p := e.runningPod(ns, "worker", "node-ledger", nil)
 	store := &NodeAnnotationStore{Client: e.client, Node: "node-ledger"}
-	first, err := LoadLedger(e.ctx, store, LedgerPolicy{})
+	first, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	now := time.Now()
 	owner := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
-	if err := first.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: p.Name, Owner: owner, Signal: "memory.available",
+	if _, _, err := first.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: p.Name, Owner: owner, Signal: "memory.available",
 		Rung: RungEviction, At: now}); err != nil {
 		e.t.Fatal(err)
 	}
 	// A restarted agent: a new ledger from the node, and a ladder using it.
-	second, err := LoadLedger(e.ctx, store, LedgerPolicy{})
+	second, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -108,16 +108,17 @@ func testLedgerPersistence(e *env) {
 		e.t.Errorf("second request: %+v, want in-flight without an API call", res)
 	}
 	e.assertUntouched(ns, "worker")
-	loop, ok, err := second.Observe(e.ctx, Arrival{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: owner}, now.Add(time.Minute))
+	loop, ok, err := second.Record(e.ctx, Entry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: owner,
+		Signal: "memory.available", At: now.Add(time.Minute), Created: now.Add(time.Second)})
 	if err != nil || !ok {
-		e.t.Errorf("replacement not seen as a loop: %v %v", ok, err)
+		e.t.Errorf("evicted replacement not seen as a loop: %v %v", ok, err)
 	}
-	third, err := LoadLedger(e.ctx, store, LedgerPolicy{})
+	third, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if hold, held := third.Hold(now.Add(2 * time.Minute)); !held || !hold.Until.Equal(loop.Until.Truncate(time.Second)) && !hold.Until.Equal(loop.Until) {
-		e.t.Errorf("reloaded hold %+v %v, want until %s", hold, held, loop.Until)
+	if got := third.Avoidances(now.Add(2 * time.Minute)); len(got) != 1 || !got[0].Loop || !got[0].Until.Equal(loop.Until) {
+		e.t.Errorf("reloaded avoidances %+v, want the escalated one until %s", got, loop.Until)
 	}
 	n, err := e.client.CoreV1().Nodes().Get(e.ctx, "node-ledger", metav1.GetOptions{})
 	if err != nil {
@@ -133,7 +134,7 @@ func testDryRun(e *env) {
 	e.node("node-dryrun")
 	p := e.runningPod(ns, "web", "node-dryrun", nil)
 	store := &NodeAnnotationStore{Client: e.client, Node: "node-dryrun", DryRun: true}
-	l, err := LoadLedger(e.ctx, store, LedgerPolicy{})
+	l, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func testDryRun(e *env) {
 	if changed, err := tn.Ensure(e.ctx, "memory.available"); err != nil || !changed {
 		e.t.Errorf("dry-run taint: changed %v, %v; want it to report the change it would make", changed, err)
 	}
-	if err := l.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: "web", At: time.Now()}); err != nil {
+	if _, _, err := l.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: "web", At: time.Now()}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.assertUntouched(ns, "web")
@@ -190,10 +191,10 @@ func testNodeAndOwnerEvents(e *env) {
 		e.t.Fatal(err)
 	}
 	owner := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: d.UID}
-	e.events.Loop(Loop{Owner: owner, Pod: Arrival{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
+	e.events.Loop(Loop{Owner: owner, Pod: PodRef{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
 		Since: 42 * time.Second, Signal: "memory.available", Until: time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)})
 	loop := e.waitEvent(ns, d.UID, ReasonEvictionLoop)
-	want := "Pod web-abc landed on node node-events 42s after 2 eviction(s) of this Deployment for memory.available; node tainted pressure.kube-pressure.io/evicting until 16:00:00Z"
+	want := "Pod web-abc evicted from node node-events for memory.available 42s after the previous eviction of this Deployment (2 evictions within the window); its new pods avoid node node-events until 2026-11-29T16:00:00Z"
 	if loop.Type != v1.EventTypeWarning || loop.Message != want || loop.InvolvedObject.Kind != "Deployment" {
 		e.t.Errorf("loop event %s %s %q, want Warning on the Deployment %q", loop.Type, loop.InvolvedObject.Kind, loop.Message, want)
 	}

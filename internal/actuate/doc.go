@@ -18,13 +18,18 @@
 //     cgroupfs and systemd drivers), using cgroup.kill where the kernel has it.
 //   - Events records the pod, node and owner events listed in docs/events.md through a client-go
 //     record.EventRecorder (NewEventRecorder builds one whose correlator uses an injected clock).
-//   - Tainter adds, refreshes and removes the loop breaker's NoSchedule taint (TaintKey) with a patch
+//   - Tainter adds, refreshes and removes the pressure taint (TaintKey, NoSchedule) with a patch
 //     guarded by the node's resourceVersion that only ever changes our own taint.
-//   - Ledger remembers recent evictions per owner (Pod → ReplicaSet → Deployment, StatefulSet, DaemonSet,
-//     Job), detects an eviction loop (a replacement of a just-evicted owner lands on this node again
-//     within the window) and says until when the taint must stay. It is pure: time is an argument.
-//     PersistentLedger keeps it in an annotation on the Node object (LedgerAnnotation), so a restarted
-//     agent never requests the same eviction twice.
+//   - Ledger remembers recent evictions per owner (the pod's controller: ReplicaSet, StatefulSet, Job,
+//     ...), keeps the owners' avoidances of the node (new pods of an Avoidable owner avoid the node for
+//     the cooldown after an eviction), and detects an eviction loop (an evicted pod created after an
+//     earlier eviction of its owner here: a replacement that came back), which extends the avoidance.
+//     It is pure: time is an argument. PersistentLedger keeps it in an annotation on the Node object
+//     (LedgerAnnotation), so a restarted agent never requests the same eviction twice, and publishes
+//     the avoidances through an AvoidanceWriter. The Ladder publishes a new avoidance before it evicts
+//     and takes it back when the eviction did not happen.
+//   - AvoidanceParams writes the node's avoidance ConfigMap (server-side apply): the parameters of the
+//     chart's MutatingAdmissionPolicy that gives new pods of avoided owners a node anti-affinity.
 //   - Released sums the usage of terminating pods, which the agent counts as already released.
 //
 // Time comes from an injected k8s.io/utils/clock; nothing here calls time.Now or time.Sleep. Errors are

@@ -31,9 +31,10 @@ const (
 	ReasonNodePressureStarted = "NodePressureStarted"
 	// ReasonNodePressureEnded (Normal, node): no threshold of ours is met any more.
 	ReasonNodePressureEnded = "NodePressureEnded"
-	// ReasonEvictionLoop (Warning, owner): a replacement of a just-evicted pod landed on the node again.
+	// ReasonEvictionLoop (Warning, owner): a replacement of a pod evicted here came back and was evicted
+	// again; the owner's avoidance of the node is escalated.
 	ReasonEvictionLoop = "EvictionLoopDetected"
-	// ReasonLoopTaintAdded / ReasonLoopTaintRemoved (Normal, node): the loop breaker's taint changed.
+	// ReasonLoopTaintAdded / ReasonLoopTaintRemoved (Normal, node): the pressure taint changed.
 	ReasonLoopTaintAdded   = "EvictionLoopTaintAdded"
 	ReasonLoopTaintRemoved = "EvictionLoopTaintRemoved"
 )
@@ -115,13 +116,13 @@ func (e *Events) PressureEnded(signal, observed string) {
 		"Node pressure ended: %s observed %s", signal, observed)
 }
 
-// Loop records on the owner that one of its pods landed on the node again within the window.
+// Loop records on the owner that a replacement of its pod evicted here was evicted again.
 func (e *Events) Loop(l Loop) {
 	ref := &v1.ObjectReference{Kind: l.Owner.Kind, APIVersion: l.Owner.APIVersion, Namespace: l.Owner.Namespace,
 		Name: l.Owner.Name, UID: l.Owner.UID}
 	e.Recorder.Eventf(ref, v1.EventTypeWarning, ReasonEvictionLoop,
-		"Pod %s landed on node %s %s after %d eviction(s) of this %s for %s; node tainted %s until %s",
-		l.Pod.Name, e.Node, l.Since.Round(time.Second), l.Evictions, l.Owner.Kind, l.Signal, e.taintKey(), l.Until.UTC().Format("15:04:05Z"))
+		"Pod %s evicted from node %s for %s %s after the previous eviction of this %s (%d evictions within the window); its new pods avoid node %s until %s",
+		l.Pod.Name, e.Node, l.Signal, l.Since.Round(time.Second), l.Owner.Kind, l.Evictions, e.Node, l.Until.UTC().Format(time.RFC3339))
 }
 
 // TaintChanged records on the node that the loop breaker's taint was added (value = signal) or removed.

@@ -105,10 +105,17 @@ func isUIDMismatch(err error) bool {
 	return strings.Contains(msg, "UID in precondition") || strings.Contains(msg, "the UID in the precondition")
 }
 
-func isUnavailable(err error) bool {
-	if apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) {
-		return true
+// IsUnreachable reports a transport error: no HTTP answer came back (refused or reset connection,
+// DNS, TLS, a client-side timeout). Only this counts as "the API is down" for the cgroup-kill rung,
+// which ignores PodDisruptionBudgets: a 429 or 5xx is an answer from a working API server (throttling,
+// an overloaded or failing backend) and is retried through the API instead.
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
@@ -119,4 +126,11 @@ func isUnavailable(err error) bool {
 	}
 	var operr *net.OpError
 	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection refused")
+}
+
+// isUnavailable reports an answer that says "try later" (429, 5xx, timeouts) or no answer at all.
+func isUnavailable(err error) bool {
+	return apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) ||
+		IsUnreachable(err)
 }

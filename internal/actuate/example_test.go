@@ -7,21 +7,23 @@ import (
 	"github.com/kube-pressure/pressure/internal/actuate"
 )
 
-// A replacement of a just-evicted Deployment pod lands on the node again: the ledger reports a loop
-// and holds the taint for the cooldown.
+// A Deployment's pod is evicted: new pods of its ReplicaSet avoid the node for the cooldown. Its
+// replacement came back after that and is evicted again: a loop, and a longer avoidance.
 func ExampleLedger() {
-	web := actuate.Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d1"}
-	l := actuate.NewLedger(actuate.LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute})
+	web := actuate.Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d8f", UID: "rs1"}
+	l := actuate.NewLedger(actuate.LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopCooldown: 30 * time.Minute})
 	t0 := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 	l.Record(actuate.Entry{UID: "p1", Namespace: "shop", Name: "web-1", Owner: web, Signal: "memory.available", At: t0})
 
 	fmt.Println("in flight:", l.InFlight("p1", t0.Add(time.Second)))
-	loop, ok := l.Observe(actuate.Arrival{UID: "p2", Namespace: "shop", Name: "web-2", Owner: web}, t0.Add(40*time.Second))
-	fmt.Println("loop:", ok, loop.Owner, loop.Since, loop.Signal)
-	hold, held := l.Hold(t0.Add(time.Minute))
-	fmt.Println("taint:", held, hold.Signal, hold.Until.Format(time.TimeOnly))
+	fmt.Println("avoid until:", l.Avoidance(web).Until.Format(time.TimeOnly))
+	loop, ok := l.Record(actuate.Entry{UID: "p2", Namespace: "shop", Name: "web-2", Owner: web, Signal: "memory.available",
+		At: t0.Add(7 * time.Minute), Created: t0.Add(time.Second)})
+	fmt.Println("loop:", ok, loop.Owner, loop.Since, loop.Evictions)
+	fmt.Println("avoid until:", loop.Until.Format(time.TimeOnly))
 	// Output:
 	// in flight: true
-	// loop: true Deployment/shop/web 40s memory.available
-	// taint: true memory.available 15:05:40
+	// avoid until: 15:05:00
+	// loop: true ReplicaSet/shop/web-5d8f 7m0s 2
+	// avoid until: 15:37:00
 }

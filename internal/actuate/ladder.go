@@ -2,6 +2,7 @@ package actuate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,13 +15,23 @@ import (
 // was only "still being processed" to allow the eviction.
 const DefaultPDBFallbackWait = 5 * time.Second
 
+// DefaultAvoidanceSettle is how long the ladder waits between publishing a new avoidance and the
+// eviction. The API server's admission policy reads the avoidance ConfigMaps through an informer, about
+// 10 ms behind a write on an idle test cluster, while the ReplicaSet controller can create the
+// replacement within milliseconds of the eviction; 200 ms covers the informer's lag with a wide margin
+// and is paid once per newly avoided workload, not per eviction.
+const DefaultAvoidanceSettle = 200 * time.Millisecond
+
 // LadderConfig selects the rungs of the escalation ladder.
 type LadderConfig struct {
+	// AvoidanceSettle is the wait after a new avoidance was published, before the eviction (0: none).
+	AvoidanceSettle time.Duration
 	// PDBFallbackWait is the wait between a PDB refusal of a hard eviction and the fallback.
 	PDBFallbackWait time.Duration
 	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
 	AllowDelete bool
-	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable).
+	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable:
+	// a transport error, IsUnreachable; a 429 or 5xx answer never triggers it).
 	AllowCgroupKill bool
 	// DryRun writes a "would evict" event and never calls evict, delete or kill.
 	DryRun bool
@@ -58,16 +69,30 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		}
 		return Result{Outcome: OutcomeDryRun}, nil
 	}
+	prev, avoidErr := l.avoid(ctx, req, now)
 	var res Result
 	l.evict(ctx, req, &res)
 	if res.Outcome == OutcomeBlockedByPDB && req.Hard && l.Config.AllowDelete {
 		l.pdbFallback(ctx, req, &res)
 	}
-	if res.Outcome == OutcomeUnavailable && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
+	if res.Outcome == OutcomeUnavailable && IsUnreachable(res.Err()) && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
 		l.kill(req, &res)
 	}
 	l.record(req, res)
-	return res, l.remember(ctx, req, res)
+	return res, errors.Join(avoidErr, l.remember(ctx, req, prev, &res))
+}
+
+// avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
+// the replacement as soon as the pod is terminating, and the admission policy must already see it.
+func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (Avoidance, error) {
+	if l.Ledger == nil {
+		return Avoidance{}, nil
+	}
+	prev, published, err := l.Ledger.Avoid(ctx, req.Owner, now)
+	if published && l.Config.AvoidanceSettle > 0 {
+		l.wait(ctx, l.Config.AvoidanceSettle)
+	}
+	return prev, err
 }
 
 func (l *Ladder) evict(ctx context.Context, req Request, res *Result) {
@@ -123,13 +148,26 @@ func (l *Ladder) record(req Request, res Result) {
 	}
 }
 
-func (l *Ladder) remember(ctx context.Context, req Request, res Result) error {
-	if l.Ledger == nil || (res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled) {
+// remember records a carried-out eviction in the ledger (reporting a loop on the owner), or takes back
+// the avoidance published for an eviction that did not happen.
+func (l *Ladder) remember(ctx context.Context, req Request, prev Avoidance, res *Result) error {
+	if l.Ledger == nil {
 		return nil
+	}
+	now := l.Clock.Now()
+	if res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled {
+		return l.Ledger.Restore(ctx, req.Owner, prev, now)
 	}
 	e := Entry{
 		UID: req.Pod.UID, Namespace: req.Pod.Namespace, Name: req.Pod.Name,
-		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: l.Clock.Now(),
+		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: now, Created: req.Created,
 	}
-	return l.Ledger.Record(ctx, e)
+	loop, ok, err := l.Ledger.Record(ctx, e)
+	if ok {
+		res.Loop = &loop
+		if l.Events != nil {
+			l.Events.Loop(loop)
+		}
+	}
+	return err
 }

@@ -3,8 +3,11 @@ package actuate
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,7 +150,9 @@ func rungs(res Result) []string {
 var full = LadderConfig{PDBFallbackWait: DefaultPDBFallbackWait, AllowDelete: true, AllowCgroupKill: true}
 
 func TestLadder(t *testing.T) {
-	unavailable := apierrors.NewServiceUnavailable("apiserver shutting down")
+	// The API down: no HTTP answer at all (what client-go returns when the dial is refused).
+	unavailable := &url.Error{Op: "Post", URL: "https://10.0.0.1/api/v1/namespaces/shop/pods/web-0/eviction",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 	cases := []struct {
 		name       string
 		cfg        LadderConfig
@@ -187,6 +192,18 @@ func TestLadder(t *testing.T) {
 			evictions: []error{unavailable},
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable", "cgroup-kill:killed"},
 			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
+		{name: "hard threshold answered 503 is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewServiceUnavailable("apiserver shutting down")},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "hard threshold answered 429 (throttling) is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewTooManyRequests("slow down", 1)},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
+		{name: "hard threshold answered 500 is retried through the API, never killed", cfg: full, hard: true,
+			evictions: []error{apierrors.NewInternalError(errors.New("etcd"))},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
+			wantEvents: []string{ReasonPressureEvictionFailed}},
 		{name: "soft threshold with the API down is not killed", cfg: full, hard: false,
 			evictions: []error{unavailable},
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:unavailable"},
@@ -291,7 +308,7 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	r := newLadderRun(full)
 	store := &memStore{}
-	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{})
+	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,8 +326,59 @@ func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	if len(r.script.calls) != 1 {
 		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
 	}
-	if store.saves != 1 {
-		t.Errorf("ledger saved %d times, want 1", store.saves)
+	if store.saves != 2 {
+		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.saves)
+	}
+}
+
+// recordingParams records the avoidances published, in the order of the API calls.
+type recordingParams struct {
+	script *apiScript
+	writes [][]Avoidance
+}
+
+func (p *recordingParams) Write(_ context.Context, as []Avoidance) error {
+	p.script.mu.Lock()
+	defer p.script.mu.Unlock()
+	p.script.calls = append(p.script.calls, "params")
+	p.writes = append(p.writes, as)
+	return nil
+}
+
+func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
+	cases := []struct {
+		name      string
+		evictions []error
+		wantCalls []string
+		wantAvoid int // avoidances in force after the ladder
+	}{
+		{"evicted: published before the request and kept", nil,
+			[]string{"params", "evict shop/web-0"}, 1},
+		{"refused by a PDB (soft): published, then taken back", []error{pdbError(true)},
+			[]string{"params", "evict shop/web-0", "params"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLadderRun(LadderConfig{})
+			r.script.evictions = tc.evictions
+			params := &recordingParams{script: r.script}
+			pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{Cooldown: 5 * time.Minute}, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.ladder.Ledger = pl
+			r.evict(t, request(false))
+			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
+				t.Errorf("calls (-got +want):\n%s", diff)
+			}
+			want := []Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
+			if diff := cmp.Diff(params.writes[0], want); diff != "" {
+				t.Errorf("first publication (-got +want):\n%s", diff)
+			}
+			if got := pl.Avoidances(t0); len(got) != tc.wantAvoid {
+				t.Errorf("avoidances after the ladder %+v, want %d", got, tc.wantAvoid)
+			}
+		})
 	}
 }
 
@@ -340,4 +408,25 @@ func (m *memStore) Load(context.Context) ([]byte, error) { return m.data, nil }
 func (m *memStore) Save(_ context.Context, b []byte) error {
 	m.data, m.saves = append([]byte(nil), b...), m.saves+1
 	return nil
+}
+
+func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
+	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
+	params := &recordingParams{script: r.script}
+	pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ladder.Ledger = pl
+	r.evict(t, request(false))
+	if waited := r.clock.Since(t0); waited != DefaultAvoidanceSettle {
+		t.Errorf("waited %s before the eviction, want %s", waited, DefaultAvoidanceSettle)
+	}
+	again := request(false)
+	again.Pod.UID, again.Pod.Name = "uid-web-1", "web-1"
+	before := r.clock.Now()
+	r.evict(t, again)
+	if waited := r.clock.Since(before); waited != 0 {
+		t.Errorf("waited %s for an avoidance already published, want no wait", waited)
+	}
 }

@@ -11,20 +11,29 @@ import (
 const (
 	DefaultLoopWindow      = 10 * time.Minute
 	DefaultLoopCooldown    = 5 * time.Minute
+	DefaultLoopEvictions   = 2
+	DefaultLoopAvoidance   = 30 * time.Minute
 	DefaultInFlightTimeout = 10 * time.Minute
 	DefaultLedgerEntries   = 64
 )
 
 // LedgerPolicy sets the ledger's windows. Zero fields take the defaults above.
 type LedgerPolicy struct {
-	// Window: a replacement arriving at most Window after an eviction of its owner is a loop.
+	// Window: evictions of the same owner at most Window apart count together for loop detection.
 	Window time.Duration
-	// Cooldown: how long the taint stays after the last loop.
+	// Cooldown: how long new pods of an evicted owner avoid the node after the eviction.
 	Cooldown time.Duration
+	// LoopEvictions: an eviction is a loop when its pod was created after an earlier eviction of the
+	// same owner here (a replacement that came back) and the owner has at least LoopEvictions evictions
+	// within the window, this one included.
+	LoopEvictions int
+	// LoopCooldown: how long the owner's new pods avoid the node after a loop (the escalation).
+	LoopCooldown time.Duration
 	// InFlightTimeout: an eviction not settled (pod still listed) after this long no longer blocks a new
 	// request for the same UID, so a lost eviction cannot pin a pod forever.
 	InFlightTimeout time.Duration
 	// MaxEntries bounds the ledger (and the annotation that stores it); the oldest entries go first.
+	// Avoidances are bounded by it too.
 	MaxEntries int
 }
 
@@ -34,6 +43,12 @@ func (p LedgerPolicy) withDefaults() LedgerPolicy {
 	}
 	if p.Cooldown <= 0 {
 		p.Cooldown = DefaultLoopCooldown
+	}
+	if p.LoopEvictions <= 0 {
+		p.LoopEvictions = DefaultLoopEvictions
+	}
+	if p.LoopCooldown <= 0 {
+		p.LoopCooldown = DefaultLoopAvoidance
 	}
 	if p.InFlightTimeout <= 0 {
 		p.InFlightTimeout = DefaultInFlightTimeout
@@ -53,60 +68,192 @@ type Entry struct {
 	Signal    string    `json:"signal,omitempty"`
 	Rung      Rung      `json:"rung,omitempty"`
 	At        time.Time `json:"at"`
+	// Created is the evicted pod's creation time (zero when unknown).
+	Created time.Time `json:"created,omitzero"`
 	// SettledAt is when the agent saw the pod gone; nil while the eviction is in flight.
 	SettledAt *time.Time `json:"settledAt,omitempty"`
-	// Replacements are the pods of the same owner that arrived on the node after this eviction (each
-	// counted as a loop once).
+	// Replacements is read from ledgers of version 1 (which counted arrivals) and never written.
 	Replacements []types.UID `json:"replacements,omitempty"`
 }
 
-// Hold is the loop breaker's taint: keep it (value Signal) until Until.
-type Hold struct {
-	Signal string    `json:"signal"`
-	Until  time.Time `json:"until"`
-	Owner  Owner     `json:"owner,omitzero"`
+// Avoidance says that new pods of Owner avoid this node until Until (the chart's
+// MutatingAdmissionPolicy adds a required node anti-affinity to them).
+type Avoidance struct {
+	Owner Owner     `json:"owner"`
+	Until time.Time `json:"until"`
+	// Loop reports an escalated avoidance (the owner was detected in an eviction loop).
+	Loop bool `json:"loop,omitempty"`
 }
 
-// Arrival is a pod seen on the node.
-type Arrival struct {
-	UID       types.UID
-	Namespace string
-	Name      string
-	Owner     Owner
-}
-
-// Loop says that an owner's replacement landed on the node again.
+// Loop says that an owner's pod was evicted again from this node: a replacement came back and met the
+// same fate.
 type Loop struct {
 	Owner Owner
-	Pod   Arrival
-	// Evictions counts the owner's evictions on this node within the window.
+	Pod   PodRef
+	// Evictions counts the owner's evictions on this node within the window, this one included.
 	Evictions int
-	// Since is the time since the owner's last eviction.
+	// Since is the time since the owner's previous eviction.
 	Since  time.Duration
 	Signal string
-	// Until is when the taint may go (now + cooldown, or later if already held longer).
+	// Until is when the owner's escalated avoidance of the node ends.
 	Until time.Time
 }
 
-// Ledger is the node's memory of recent evictions. Pure: every method takes the time. Not safe for
-// concurrent use (PersistentLedger is).
+// Avoidable reports whether new pods of o can be kept off a node: a controller that re-creates pods
+// anywhere, identified by UID. Bare pods, DaemonSet pods (bound to their node) and static pods (owned
+// by the Node) get nothing.
+func Avoidable(o Owner) bool {
+	return !o.IsZero() && o.UID != "" && o.Kind != "DaemonSet" && o.Kind != "Node"
+}
+
+// Ledger is the node's memory of recent evictions and of the avoidances they started. Pure: every method
+// takes the time. Not safe for concurrent use (PersistentLedger is).
 type Ledger struct {
 	policy  LedgerPolicy
-	entries []Entry // sorted by At, then UID
-	hold    *Hold
+	entries []Entry     // sorted by At, then UID
+	avoid   []Avoidance // sorted by owner UID; at most one per owner
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger(p LedgerPolicy) *Ledger { return &Ledger{policy: p.withDefaults()} }
 
-// Record adds (or replaces, by UID) an eviction.
-func (l *Ledger) Record(e Entry) {
+// Record adds (or replaces, by UID) an eviction. For an avoidable owner it starts (or extends) the
+// owner's avoidance of the node, and when the eviction closes a loop it escalates the avoidance to
+// LoopCooldown and returns the Loop.
+func (l *Ledger) Record(e Entry) (Loop, bool) {
 	l.entries = append(l.entries[:0:0], l.without(e.UID)...)
 	l.entries = append(l.entries, e)
 	l.sort()
 	if n := len(l.entries) - l.policy.MaxEntries; n > 0 {
 		l.entries = l.entries[n:]
 	}
+	if !Avoidable(e.Owner) {
+		return Loop{}, false
+	}
+	loop, ok := l.loop(e)
+	until := e.At.Add(l.policy.Cooldown)
+	if ok {
+		until = e.At.Add(l.policy.LoopCooldown)
+	}
+	a := l.Avoid(e.Owner, until, ok)
+	loop.Until = a.Until
+	return loop, ok
+}
+
+// loop reports whether e closes a loop: its pod was created at or after (to the second) an earlier
+// eviction of the same owner within the window, and the owner has LoopEvictions evictions there.
+func (l *Ledger) loop(e Entry) (Loop, bool) {
+	n, replacement := 0, false
+	var prev time.Time
+	for _, x := range l.entries {
+		if !x.Owner.same(e.Owner) || e.At.Sub(x.At) > l.policy.Window || x.At.After(e.At) {
+			continue
+		}
+		n++
+		if x.UID == e.UID {
+			continue
+		}
+		if x.At.After(prev) {
+			prev = x.At
+		}
+		if !e.Created.IsZero() && !e.Created.Before(x.At.Truncate(time.Second)) {
+			replacement = true
+		}
+	}
+	if !replacement || n < l.policy.LoopEvictions {
+		return Loop{}, false
+	}
+	return Loop{Owner: e.Owner, Pod: PodRef{Namespace: e.Namespace, Name: e.Name, UID: e.UID}, Evictions: n,
+		Since: e.At.Sub(prev), Signal: e.Signal}, true
+}
+
+// Avoid makes new pods of o avoid the node until at least until (an existing longer avoidance is kept;
+// loop marks it escalated) and returns the avoidance now in force. Owners that are not Avoidable are
+// ignored.
+func (l *Ledger) Avoid(o Owner, until time.Time, loop bool) Avoidance {
+	if !Avoidable(o) {
+		return Avoidance{}
+	}
+	for i := range l.avoid {
+		a := &l.avoid[i]
+		if a.Owner.UID != o.UID {
+			continue
+		}
+		if until.After(a.Until) {
+			a.Until = until
+		}
+		a.Loop = a.Loop || loop
+		return *a
+	}
+	a := Avoidance{Owner: o, Until: until, Loop: loop}
+	l.avoid = append(l.avoid, a)
+	sortAvoidances(l.avoid)
+	if n := len(l.avoid) - l.policy.MaxEntries; n > 0 {
+		l.dropSoonest(n)
+	}
+	return a
+}
+
+// Restore puts the owner's avoidance back as it was (prev.Until zero: none), undoing an Avoid.
+func (l *Ledger) Restore(o Owner, prev Avoidance) {
+	out := l.avoid[:0:0]
+	for _, a := range l.avoid {
+		if a.Owner.UID != o.UID {
+			out = append(out, a)
+		}
+	}
+	if !prev.Until.IsZero() {
+		out = append(out, prev)
+		sortAvoidances(out)
+	}
+	l.avoid = out
+}
+
+// Avoidance returns the owner's avoidance (zero Until when there is none).
+func (l *Ledger) Avoidance(o Owner) Avoidance {
+	for _, a := range l.avoid {
+		if a.Owner.UID == o.UID && o.UID != "" {
+			return a
+		}
+	}
+	return Avoidance{}
+}
+
+// dropSoonest removes the n avoidances that end first (ties: by owner UID).
+func (l *Ledger) dropSoonest(n int) {
+	byEnd := append([]Avoidance(nil), l.avoid...)
+	sort.Slice(byEnd, func(i, j int) bool {
+		if !byEnd[i].Until.Equal(byEnd[j].Until) {
+			return byEnd[i].Until.Before(byEnd[j].Until)
+		}
+		return byEnd[i].Owner.UID < byEnd[j].Owner.UID
+	})
+	drop := map[types.UID]bool{}
+	for _, a := range byEnd[:n] {
+		drop[a.Owner.UID] = true
+	}
+	out := l.avoid[:0:0]
+	for _, a := range l.avoid {
+		if !drop[a.Owner.UID] {
+			out = append(out, a)
+		}
+	}
+	l.avoid = out
+}
+
+func sortAvoidances(as []Avoidance) {
+	sort.Slice(as, func(i, j int) bool { return as[i].Owner.UID < as[j].Owner.UID })
+}
+
+// Avoidances returns the avoidances in force at now, by owner UID.
+func (l *Ledger) Avoidances(now time.Time) []Avoidance {
+	var out []Avoidance
+	for _, a := range l.avoid {
+		if now.Before(a.Until) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (l *Ledger) without(uid types.UID) []Entry {
@@ -155,56 +302,8 @@ func (l *Ledger) Settle(uid types.UID, now time.Time) bool {
 	return true
 }
 
-// Observe looks at a pod seen on the node. When the pod's owner had a pod evicted here within the
-// window and this pod is another (new) one, it is a loop: the hold is extended to now + cooldown and
-// the Loop is returned. Each arriving pod is counted once.
-func (l *Ledger) Observe(a Arrival, now time.Time) (Loop, bool) {
-	if a.Owner.IsZero() || l.find(a.UID) != nil {
-		return Loop{}, false
-	}
-	var last *Entry
-	n := 0
-	for i := range l.entries {
-		e := &l.entries[i]
-		if !e.Owner.same(a.Owner) || now.Sub(e.At) > l.policy.Window || e.At.After(now) {
-			continue
-		}
-		if containsUID(e.Replacements, a.UID) {
-			return Loop{}, false
-		}
-		n++
-		last = e
-	}
-	if last == nil {
-		return Loop{}, false
-	}
-	last.Replacements = append(last.Replacements, a.UID)
-	until := now.Add(l.policy.Cooldown)
-	if l.hold == nil || until.After(l.hold.Until) {
-		l.hold = &Hold{Signal: last.Signal, Until: until, Owner: a.Owner}
-	}
-	return Loop{Owner: a.Owner, Pod: a, Evictions: n, Since: now.Sub(last.At), Signal: last.Signal, Until: l.hold.Until}, true
-}
-
-func containsUID(s []types.UID, u types.UID) bool {
-	for _, x := range s {
-		if x == u {
-			return true
-		}
-	}
-	return false
-}
-
-// Hold reports whether the loop breaker's taint must be on the node at now, and with which value.
-func (l *Ledger) Hold(now time.Time) (Hold, bool) {
-	if l.hold == nil || !now.Before(l.hold.Until) {
-		return Hold{}, false
-	}
-	return *l.hold, true
-}
-
-// Prune forgets entries nobody needs any more: settled or timed out, and older than the window.
-// It reports whether anything changed.
+// Prune forgets entries nobody needs any more (settled or timed out, and older than the window) and
+// avoidances that ended. It reports whether anything changed.
 func (l *Ledger) Prune(now time.Time) bool {
 	keep := l.entries[:0:0]
 	for _, e := range l.entries {
@@ -216,9 +315,9 @@ func (l *Ledger) Prune(now time.Time) bool {
 	}
 	changed := len(keep) != len(l.entries)
 	l.entries = keep
-	if l.hold != nil && !now.Before(l.hold.Until) {
-		l.hold, changed = nil, true
-	}
+	avoid := l.Avoidances(now)
+	changed = changed || len(avoid) != len(l.avoid)
+	l.avoid = avoid
 	return changed
 }
 

@@ -26,16 +26,19 @@ import (
 // or a loop changes it, which is rare next to the kubelet's 10 s status updates.
 const LedgerAnnotation = "pressure.kube-pressure.io/ledger"
 
-// ledgerVersion is the format version of the stored ledger.
-const ledgerVersion = 1
+// ledgerVersion is the format version of the stored ledger. Version 1 (the node taint held after a
+// loop, arrivals counted as replacements) is still read: its hold and replacements are ignored.
+const ledgerVersion = 2
 
 // maxLedgerBytes bounds what ReadLedger reads (annotations are limited to 256 KiB in total).
 const maxLedgerBytes = 256 << 10
 
 type ledgerFile struct {
-	Version int     `json:"version"`
-	Entries []Entry `json:"entries"`
-	Hold    *Hold   `json:"hold,omitempty"`
+	Version    int         `json:"version"`
+	Entries    []Entry     `json:"entries"`
+	Avoidances []Avoidance `json:"avoidances,omitempty"`
+	// Hold is version 1's taint hold, read and ignored.
+	Hold json.RawMessage `json:"hold,omitempty"`
 }
 
 // ErrLedgerVersion reports a stored ledger of an unknown format version.
@@ -43,11 +46,12 @@ var ErrLedgerVersion = errors.New("unsupported ledger version")
 
 // WriteLedger encodes the ledger as JSON.
 func WriteLedger(w io.Writer, l *Ledger) error {
-	return json.NewEncoder(w).Encode(ledgerFile{Version: ledgerVersion, Entries: l.entries, Hold: l.hold})
+	return json.NewEncoder(w).Encode(ledgerFile{Version: ledgerVersion, Entries: l.entries, Avoidances: l.avoid})
 }
 
-// ReadLedger decodes a ledger written by WriteLedger. Unknown fields are errors; every entry needs a
-// UID, a namespace, a name and a time.
+// ReadLedger decodes a ledger written by WriteLedger (or by a version 1 agent). Unknown fields are
+// errors; every entry needs a UID, a namespace, a name and a time, every avoidance an owner UID and an
+// end.
 func ReadLedger(r io.Reader, p LedgerPolicy) (*Ledger, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxLedgerBytes+1))
 	if err != nil {
@@ -62,7 +66,7 @@ func ReadLedger(r io.Reader, p LedgerPolicy) (*Ledger, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode ledger: %w", err)
 	}
-	if f.Version != ledgerVersion {
+	if f.Version != ledgerVersion && f.Version != 1 {
 		return nil, fmt.Errorf("ledger version %d: %w", f.Version, ErrLedgerVersion)
 	}
 	l := NewLedger(p)
@@ -71,12 +75,20 @@ func ReadLedger(r io.Reader, p LedgerPolicy) (*Ledger, error) {
 			return nil, fmt.Errorf("ledger entry %d (uid %q, pod %s/%s, at %s): uid, namespace, name and at are required",
 				i, e.UID, e.Namespace, e.Name, e.At)
 		}
-		l.Record(e)
+		e.Replacements = nil
+		l.entries = append(l.entries, e)
 	}
-	if f.Hold != nil && f.Hold.Until.IsZero() {
-		return nil, fmt.Errorf("ledger hold (signal %q): until is required", f.Hold.Signal)
+	l.sort()
+	if n := len(l.entries) - l.policy.MaxEntries; n > 0 {
+		l.entries = l.entries[n:]
 	}
-	l.hold = f.Hold
+	for i, a := range f.Avoidances {
+		if a.Owner.UID == "" || a.Until.IsZero() {
+			return nil, fmt.Errorf("ledger avoidance %d (owner %s uid %q, until %s): owner uid and until are required",
+				i, a.Owner, a.Owner.UID, a.Until)
+		}
+		l.Avoid(a.Owner, a.Until, a.Loop)
+	}
 	return l, nil
 }
 
@@ -125,16 +137,27 @@ func (s *NodeAnnotationStore) Save(ctx context.Context, data []byte) error {
 	return nil
 }
 
-// PersistentLedger is a Ledger kept in a LedgerStore, safe for concurrent use. Every change is saved
-// before the method returns; a failed save keeps the change in memory and returns the error.
-type PersistentLedger struct {
-	mu    sync.Mutex
-	l     *Ledger
-	store LedgerStore
+// AvoidanceWriter publishes the node's avoidances where the admission policy reads them
+// (AvoidanceParams).
+type AvoidanceWriter interface {
+	Write(ctx context.Context, as []Avoidance) error
 }
 
-// LoadLedger reads the ledger from store (an empty one when the store has none).
-func LoadLedger(ctx context.Context, store LedgerStore, p LedgerPolicy) (*PersistentLedger, error) {
+// PersistentLedger is a Ledger kept in a LedgerStore, safe for concurrent use. Every change is saved
+// before the method returns; a failed save keeps the change in memory and returns the error. When
+// Params is set, every change of the avoidances in force is also written there (and retried at the
+// next change or Prune until it succeeds).
+type PersistentLedger struct {
+	mu     sync.Mutex
+	l      *Ledger
+	store  LedgerStore
+	params AvoidanceWriter
+	// published is what params last accepted; nil until the first success.
+	published []Avoidance
+}
+
+// LoadLedger reads the ledger from store (an empty one when the store has none). params may be nil.
+func LoadLedger(ctx context.Context, store LedgerStore, p LedgerPolicy, params AvoidanceWriter) (*PersistentLedger, error) {
 	data, err := store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -145,15 +168,50 @@ func LoadLedger(ctx context.Context, store LedgerStore, p LedgerPolicy) (*Persis
 			return nil, err
 		}
 	}
-	return &PersistentLedger{l: l, store: store}, nil
+	return &PersistentLedger{l: l, store: store, params: params}, nil
 }
 
-func (p *PersistentLedger) save(ctx context.Context) error {
+// save stores the ledger and publishes the avoidances in force at now when they changed.
+func (p *PersistentLedger) save(ctx context.Context, now time.Time) error {
 	var b bytes.Buffer
 	if err := WriteLedger(&b, p.l); err != nil {
 		return err
 	}
-	return p.store.Save(ctx, b.Bytes())
+	return errors.Join(p.publish(ctx, now), p.store.Save(ctx, b.Bytes()))
+}
+
+func (p *PersistentLedger) publish(ctx context.Context, now time.Time) error {
+	_, err := p.publishChanged(ctx, now)
+	return err
+}
+
+// publishChanged writes the avoidances in force to params when they differ from the last publication
+// and reports whether it wrote.
+func (p *PersistentLedger) publishChanged(ctx context.Context, now time.Time) (bool, error) {
+	if p.params == nil {
+		return false, nil
+	}
+	as := p.l.Avoidances(now)
+	if p.published != nil && sameAvoidances(as, p.published) {
+		return false, nil
+	}
+	if err := p.params.Write(ctx, as); err != nil {
+		return false, err
+	}
+	p.published = append([]Avoidance{}, as...)
+	return true, nil
+}
+
+func sameAvoidances(a, b []Avoidance) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Owner.UID != b[i].Owner.UID || !a[i].Until.Equal(b[i].Until) {
+			return false
+		}
+	}
+	return true
 }
 
 // InFlight reports Ledger.InFlight.
@@ -163,13 +221,43 @@ func (p *PersistentLedger) InFlight(uid types.UID, now time.Time) bool {
 	return p.l.InFlight(uid, now)
 }
 
-// Record records e, prunes as of e.At and saves.
-func (p *PersistentLedger) Record(ctx context.Context, e Entry) error {
+// Record records e (Ledger.Record), prunes as of e.At and saves.
+func (p *PersistentLedger) Record(ctx context.Context, e Entry) (Loop, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.l.Record(e)
+	loop, ok := p.l.Record(e)
 	p.l.Prune(e.At)
-	return p.save(ctx)
+	return loop, ok, p.save(ctx, e.At)
+}
+
+// Avoid runs Ledger.Avoid for now + the cooldown, publishes the avoidances and saves the ledger, so the
+// owner's replacement is already kept off the node when the caller evicts. It returns the avoidance that
+// was in force before (for Restore) and whether the publication changed.
+func (p *PersistentLedger) Avoid(ctx context.Context, o Owner, now time.Time) (Avoidance, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.l.Avoidance(o)
+	if !Avoidable(o) {
+		return prev, false, nil
+	}
+	p.l.Avoid(o, now.Add(p.l.policy.Cooldown), false)
+	published, err := p.publishChanged(ctx, now)
+	var b bytes.Buffer
+	if werr := WriteLedger(&b, p.l); werr != nil {
+		return prev, published, errors.Join(err, werr)
+	}
+	return prev, published, errors.Join(err, p.store.Save(ctx, b.Bytes()))
+}
+
+// Restore runs Ledger.Restore and saves.
+func (p *PersistentLedger) Restore(ctx context.Context, o Owner, prev Avoidance, now time.Time) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !Avoidable(o) {
+		return nil
+	}
+	p.l.Restore(o, prev)
+	return p.save(ctx, now)
 }
 
 // Settle marks uid's eviction finished and saves when that changed anything.
@@ -179,35 +267,25 @@ func (p *PersistentLedger) Settle(ctx context.Context, uid types.UID, now time.T
 	if !p.l.Settle(uid, now) {
 		return nil
 	}
-	return p.save(ctx)
+	return p.save(ctx, now)
 }
 
-// Observe runs Ledger.Observe and saves when it found a loop.
-func (p *PersistentLedger) Observe(ctx context.Context, a Arrival, now time.Time) (Loop, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	loop, ok := p.l.Observe(a, now)
-	if !ok {
-		return loop, false, nil
-	}
-	return loop, true, p.save(ctx)
-}
-
-// Hold reports Ledger.Hold.
-func (p *PersistentLedger) Hold(now time.Time) (Hold, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.l.Hold(now)
-}
-
-// Prune runs Ledger.Prune and saves when it changed anything.
+// Prune runs Ledger.Prune and saves when it changed anything; it also publishes the avoidances when the
+// last publication failed or never happened.
 func (p *PersistentLedger) Prune(ctx context.Context, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.l.Prune(now) {
-		return nil
+		return p.publish(ctx, now)
 	}
-	return p.save(ctx)
+	return p.save(ctx, now)
+}
+
+// Avoidances returns the avoidances in force at now.
+func (p *PersistentLedger) Avoidances(now time.Time) []Avoidance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.l.Avoidances(now)
 }
 
 // Entries returns a copy of the entries, oldest first.

@@ -19,79 +19,115 @@ func evicted(uid string, owner Owner, at time.Time) Entry {
 		Rung: RungEviction, At: at}
 }
 
+func replacement(uid string, owner Owner, created, at time.Time) Entry {
+	e := evicted(uid, owner, at)
+	e.Created = created
+	return e
+}
+
 func TestLedgerLoopDetection(t *testing.T) {
-	p := LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute}
-	other := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "cart", UID: "uid-cart"}
+	p := LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopCooldown: 30 * time.Minute}
+	other := Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "cart-1", UID: "uid-cart"}
 	cases := []struct {
 		name     string
-		arrive   Arrival
-		at       time.Duration // after the eviction
+		second   Entry
 		wantLoop bool
 	}{
-		{"replacement of the evicted owner within the window is a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "web-new", Owner: deploy}, 30 * time.Second, true},
-		{"replacement exactly at the end of the window is a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "web-new", Owner: deploy}, 10 * time.Minute, true},
-		{"replacement after the window is not a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "web-new", Owner: deploy}, 10*time.Minute + time.Second, false},
+		{"a replacement created after the first eviction and evicted within the window is a loop",
+			replacement("new", deploy, t0.Add(time.Second), t0.Add(7*time.Minute)), true},
+		{"a replacement created in the second of the first eviction is a loop",
+			replacement("new", deploy, t0.Truncate(time.Second), t0.Add(time.Minute)), true},
+		{"a replacement evicted exactly at the end of the window is a loop",
+			replacement("new", deploy, t0.Add(time.Second), t0.Add(10*time.Minute)), true},
+		{"a replacement evicted after the window is not a loop",
+			replacement("new", deploy, t0.Add(time.Second), t0.Add(10*time.Minute+time.Second)), false},
+		{"a second pod of the owner that was already on the node is not a loop",
+			replacement("sibling", deploy, t0.Add(-time.Hour), t0.Add(time.Second)), false},
+		{"a pod of unknown creation time is not a loop",
+			evicted("new", deploy, t0.Add(time.Minute)), false},
 		{"a pod of another owner is not a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "cart-new", Owner: other}, 30 * time.Second, false},
+			replacement("new", other, t0.Add(time.Second), t0.Add(time.Minute)), false},
 		{"a bare pod is never a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "bare"}, 30 * time.Second, false},
-		{"the evicted pod itself seen again is not a loop",
-			Arrival{UID: "old", Namespace: "shop", Name: "web-old", Owner: deploy}, 30 * time.Second, false},
-		{"an owner matched by kind and name when a UID is missing is a loop",
-			Arrival{UID: "new", Namespace: "shop", Name: "web-new", Owner: Owner{Kind: "Deployment", Namespace: "shop", Name: "web"}}, time.Minute, true},
+			replacement("new", Owner{}, t0.Add(time.Second), t0.Add(time.Minute)), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := NewLedger(p)
-			l.Record(evicted("old", deploy, t0))
-			now := t0.Add(tc.at)
-			loop, ok := l.Observe(tc.arrive, now)
+			if _, ok := l.Record(evicted("old", deploy, t0)); ok {
+				t.Fatalf("the first eviction is a loop")
+			}
+			loop, ok := l.Record(tc.second)
 			if ok != tc.wantLoop {
 				t.Fatalf("loop %v (%+v), want %v", ok, loop, tc.wantLoop)
 			}
-			hold, held := l.Hold(now)
-			if held != tc.wantLoop {
-				t.Errorf("hold %v, want %v", held, tc.wantLoop)
-			}
+			a := l.Avoidance(deploy)
 			if !ok {
 				return
 			}
-			want := Loop{Owner: tc.arrive.Owner, Pod: tc.arrive, Evictions: 1, Since: tc.at, Signal: "memory.available", Until: now.Add(5 * time.Minute)}
+			want := Loop{Owner: deploy, Pod: PodRef{Namespace: "shop", Name: "web-new", UID: "new"}, Evictions: 2,
+				Since: tc.second.At.Sub(t0), Signal: "memory.available", Until: tc.second.At.Add(30 * time.Minute)}
 			if diff := cmp.Diff(loop, want); diff != "" {
 				t.Errorf("loop (-got +want):\n%s", diff)
 			}
-			if hold.Signal != "memory.available" || !hold.Until.Equal(now.Add(5*time.Minute)) {
-				t.Errorf("hold %+v, want memory.available until %s", hold, now.Add(5*time.Minute))
+			if !a.Loop || !a.Until.Equal(want.Until) {
+				t.Errorf("avoidance %+v, want an escalated one until %s", a, want.Until)
 			}
 		})
 	}
 }
 
-func TestLedgerCountsEachReplacementOnceAndExtendsTheHold(t *testing.T) {
-	l := NewLedger(LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute})
+func TestLedgerLoopNeedsLoopEvictions(t *testing.T) {
+	l := NewLedger(LedgerPolicy{LoopEvictions: 3})
 	l.Record(evicted("a", deploy, t0))
-	l.Record(evicted("b", deploy, t0.Add(time.Minute)))
-	r1 := Arrival{UID: "c", Namespace: "shop", Name: "web-c", Owner: deploy}
-	loop, ok := l.Observe(r1, t0.Add(2*time.Minute))
-	if !ok || loop.Evictions != 2 || loop.Since != time.Minute {
-		t.Errorf("first replacement: loop %v %+v, want 2 evictions 1m ago", ok, loop)
+	if _, ok := l.Record(replacement("b", deploy, t0.Add(time.Second), t0.Add(time.Minute))); ok {
+		t.Errorf("second eviction is a loop with loopEvictions 3")
 	}
-	if _, again := l.Observe(r1, t0.Add(3*time.Minute)); again {
-		t.Errorf("the same replacement counted twice")
+	loop, ok := l.Record(replacement("c", deploy, t0.Add(61*time.Second), t0.Add(2*time.Minute)))
+	if !ok || loop.Evictions != 3 || loop.Since != time.Minute {
+		t.Errorf("third eviction: loop %v %+v, want 3 evictions, 1m since the previous", ok, loop)
 	}
-	r2 := Arrival{UID: "d", Namespace: "shop", Name: "web-d", Owner: deploy}
-	loop, ok = l.Observe(r2, t0.Add(4*time.Minute))
-	if !ok || !loop.Until.Equal(t0.Add(9*time.Minute)) {
-		t.Errorf("second replacement: loop %v until %s, want until %s", ok, loop.Until, t0.Add(9*time.Minute))
+}
+
+func TestLedgerAvoidances(t *testing.T) {
+	ds := Owner{Kind: "DaemonSet", Namespace: "kube-system", Name: "logs", UID: "uid-ds"}
+	static := Owner{Kind: "Node", Name: "node-a", UID: "uid-node"}
+	rs := Owner{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-1", UID: "uid-rs"}
+	l := NewLedger(LedgerPolicy{Cooldown: 5 * time.Minute})
+	l.Record(evicted("a", rs, t0))
+	l.Record(evicted("b", Owner{}, t0))
+	l.Record(evicted("c", ds, t0))
+	l.Record(evicted("d", static, t0))
+	l.Record(evicted("e", Owner{Kind: "ReplicaSet", Namespace: "shop", Name: "no-uid"}, t0))
+	want := []Avoidance{{Owner: rs, Until: t0.Add(5 * time.Minute)}}
+	if diff := cmp.Diff(l.Avoidances(t0.Add(time.Minute)), want); diff != "" {
+		t.Errorf("only the ReplicaSet with a UID avoids the node (-got +want):\n%s", diff)
 	}
-	if _, held := l.Hold(t0.Add(9 * time.Minute)); held {
-		t.Errorf("hold still on at its end")
+	if got := l.Avoidances(t0.Add(5 * time.Minute)); len(got) != 0 {
+		t.Errorf("avoidances at the end of the cooldown: %+v, want none", got)
 	}
-	if _, held := l.Hold(t0.Add(9*time.Minute - time.Nanosecond)); !held {
-		t.Errorf("hold off before its end")
+	l.Record(evicted("f", rs, t0.Add(2*time.Minute)))
+	if got := l.Avoidance(rs).Until; !got.Equal(t0.Add(7 * time.Minute)) {
+		t.Errorf("a later eviction extends the avoidance to %s, got %s", t0.Add(7*time.Minute), got)
+	}
+	if !l.Prune(t0.Add(7*time.Minute)) || len(l.Avoidances(t0)) != 0 {
+		t.Errorf("prune at the end keeps %+v", l.Avoidances(t0))
+	}
+}
+
+func TestLedgerRestoreTakesBackAnAvoidance(t *testing.T) {
+	l := NewLedger(LedgerPolicy{Cooldown: 5 * time.Minute})
+	prev := l.Avoidance(deploy)
+	l.Avoid(deploy, t0.Add(5*time.Minute), false)
+	l.Restore(deploy, prev)
+	if got := l.Avoidances(t0); len(got) != 0 {
+		t.Errorf("after restoring none: %+v", got)
+	}
+	l.Avoid(deploy, t0.Add(time.Minute), true)
+	prev = l.Avoidance(deploy)
+	l.Avoid(deploy, t0.Add(5*time.Minute), false)
+	l.Restore(deploy, prev)
+	if diff := cmp.Diff(l.Avoidance(deploy), prev); diff != "" {
+		t.Errorf("restored (-got +want):\n%s", diff)
 	}
 }
 
@@ -152,7 +188,7 @@ func TestLedgerRoundTrip(t *testing.T) {
 	l.Record(evicted("a", deploy, t0))
 	l.Settle("a", t0.Add(time.Minute))
 	l.Record(evicted("b", Owner{}, t0.Add(time.Second)))
-	l.Observe(Arrival{UID: "c", Namespace: "shop", Name: "web-c", Owner: deploy}, t0.Add(2*time.Minute))
+	l.Record(replacement("c", deploy, t0.Add(time.Second), t0.Add(2*time.Minute)))
 	var b bytes.Buffer
 	if err := WriteLedger(&b, l); err != nil {
 		t.Fatal(err)
@@ -164,10 +200,8 @@ func TestLedgerRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(got.Entries(), l.Entries()); diff != "" {
 		t.Errorf("entries (-got +want):\n%s", diff)
 	}
-	gh, _ := got.Hold(t0.Add(2 * time.Minute))
-	wh, _ := l.Hold(t0.Add(2 * time.Minute))
-	if diff := cmp.Diff(gh, wh); diff != "" {
-		t.Errorf("hold (-got +want):\n%s", diff)
+	if diff := cmp.Diff(got.Avoidances(t0), l.Avoidances(t0)); diff != "" || len(got.Avoidances(t0)) != 1 {
+		t.Errorf("avoidances (-got +want):\n%s", diff)
 	}
 }
 
@@ -175,7 +209,9 @@ func TestReadLedgerRejects(t *testing.T) {
 	cases := []struct {
 		name, in, want string
 	}{
-		{"unknown version", `{"version":2,"entries":[]}`, "ledger version 2"},
+		{"unknown version", `{"version":3,"entries":[]}`, "ledger version 3"},
+		{"avoidance without owner uid", `{"version":2,"entries":[],"avoidances":[{"owner":{"kind":"ReplicaSet"},"until":"2026-01-01T00:00:00Z"}]}`,
+			"owner uid and until are required"},
 		{"unknown field", `{"version":1,"entries":[],"extra":1}`, `unknown field "extra"`},
 		{"entry without uid", `{"version":1,"entries":[{"namespace":"a","name":"b","at":"2026-01-01T00:00:00Z"}]}`, "uid, namespace, name and at are required"},
 		{"not json", `ledger`, "decode ledger"},
@@ -197,14 +233,14 @@ func TestReadLedgerRejects(t *testing.T) {
 func TestPersistentLedgerSurvivesARestart(t *testing.T) {
 	ctx := context.Background()
 	store := &memStore{}
-	first, err := LoadLedger(ctx, store, LedgerPolicy{})
+	first, err := LoadLedger(ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Record(ctx, evicted("a", deploy, t0)); err != nil {
+	if _, _, err := first.Record(ctx, evicted("a", deploy, t0)); err != nil {
 		t.Fatal(err)
 	}
-	second, err := LoadLedger(ctx, store, LedgerPolicy{})
+	second, err := LoadLedger(ctx, store, LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +253,7 @@ func FuzzReadLedger(f *testing.F) {
 	var b bytes.Buffer
 	l := NewLedger(LedgerPolicy{})
 	l.Record(evicted("a", deploy, t0))
-	l.Observe(Arrival{UID: "c", Namespace: "shop", Name: "web-c", Owner: deploy}, t0.Add(time.Minute))
+	l.Record(replacement("c", deploy, t0.Add(time.Second), t0.Add(time.Minute)))
 	_ = WriteLedger(&b, l)
 	f.Add(b.String())
 	f.Add(`{"version":1,"entries":[]}`)
@@ -239,5 +275,41 @@ func FuzzReadLedger(f *testing.F) {
 		if diff := cmp.Diff(again.Entries(), l.Entries()); diff != "" {
 			t.Fatalf("round trip (-got +want):\n%s", diff)
 		}
+		if diff := cmp.Diff(again.Avoidances(time.Time{}), l.Avoidances(time.Time{})); diff != "" {
+			t.Fatalf("avoidances round trip (-got +want):\n%s", diff)
+		}
 	})
+}
+
+func TestReadLedgerVersion1DropsTheHoldAndTheReplacements(t *testing.T) {
+	in := `{"version":1,"entries":[{"uid":"a","namespace":"shop","name":"web-a","at":"2026-11-29T15:00:00Z","replacements":["c"]}],` +
+		`"hold":{"signal":"memory.available","until":"2026-11-29T15:05:00Z"}}`
+	l, err := ReadLedger(strings.NewReader(in), LedgerPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Entries(); len(got) != 1 || got[0].UID != "a" || len(got[0].Replacements) != 0 {
+		t.Errorf("entries %+v, want a without replacements", got)
+	}
+	var b bytes.Buffer
+	if err := WriteLedger(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, "hold") || !strings.Contains(s, `"version":2`) {
+		t.Errorf("rewritten ledger %s, want version 2 without the hold", s)
+	}
+}
+
+func TestAvoidanceDataRoundsTheEndUp(t *testing.T) {
+	got := AvoidanceData([]Avoidance{
+		{Owner: Owner{UID: "u1"}, Until: t0.Add(1500 * time.Millisecond)},
+		{Owner: Owner{UID: "u2"}, Until: t0.In(time.FixedZone("CET", 3600))},
+	})
+	want := map[string]string{"u1": "2026-11-29T15:00:02Z", "u2": "2026-11-29T15:00:00Z"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("data (-got +want):\n%s", diff)
+	}
+	if _, err := AvoidanceName("pressure-avoid-", strings.Repeat("n", 250)); err == nil {
+		t.Errorf("a name longer than 253 characters was accepted")
+	}
 }

@@ -1,6 +1,8 @@
 package actuate
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -17,8 +19,12 @@ type PodRef struct {
 // Request is one eviction the agent wants.
 type Request struct {
 	Pod PodRef
-	// Owner is the workload the pod belongs to (see OwnerResolver); the zero Owner for a bare pod.
+	// Owner is the pod's controller (ControllerOf); the zero Owner for a bare pod. New pods of an
+	// Avoidable owner avoid the node after the eviction.
 	Owner Owner
+	// Created is the pod's creation time: an evicted pod created after an earlier eviction of its owner
+	// here is a replacement that came back (loop detection).
+	Created time.Time
 	// GracePeriodSeconds is the kill grace computed by the decision (1 for hard thresholds).
 	GracePeriodSeconds int64
 	// Hard reports a hard threshold (grace period 0). Only hard evictions may fall back to DELETE and
@@ -100,6 +106,8 @@ type Result struct {
 	Attempts []Attempt
 	// Killed is the number of processes SIGKILLed by the cgroup rung.
 	Killed int
+	// Loop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
+	Loop *Loop
 }
 
 // Err returns the error of the last attempt, or nil.

@@ -82,6 +82,11 @@ func (a *Agent) evict(ctx context.Context, req actuate.Request) actuate.Result {
 	if res.Outcome == actuate.OutcomeFailed {
 		a.Metrics.errors.WithLabelValues(stageEvict).Inc()
 	}
+	if l := res.Loop; l != nil {
+		a.Metrics.loops.Inc()
+		a.Log.Warn("eviction loop", "owner", l.Owner.String(), "pod", podKey(req.Pod.Namespace, req.Pod.Name),
+			"evictions", l.Evictions, "since", l.Since, "avoid_until", l.Until)
+	}
 	return res
 }
 
@@ -103,6 +108,7 @@ func (a *Agent) request(cfg threshold.Config, snap signal.Snapshot, v victim, ap
 	return actuate.Request{
 		Pod:                actuate.PodRef{Namespace: ev.Namespace, Name: ev.Name, UID: ap.Pod.UID, QOSClass: string(ap.Pod.Status.QOSClass)},
 		Owner:              actuate.ControllerOf(ap.Pod),
+		Created:            ap.Pod.CreationTimestamp.Time,
 		GracePeriodSeconds: ev.Grace.Effective,
 		Hard:               t.IsHard(),
 		Terminating:        ap.Pod.DeletionTimestamp != nil,

@@ -69,11 +69,13 @@ type nodeEvents interface {
 	PressureEnded(signal, observed string)
 }
 
-// loopBreaker keeps the node tainted while under pressure and for a cool-down after it, and detects
-// replacements of just-evicted owners landing here again. It returns the number of new loops detected.
+// loopBreaker keeps the node tainted while under pressure (and a short hysteresis after it), settles the
+// ledger and expires avoidances.
 type loopBreaker interface {
-	Sync(ctx context.Context, now time.Time, underPressure bool, sig string, pods []*corev1.Pod) (loops int, err error)
+	Sync(ctx context.Context, now time.Time, underPressure bool, sig string, pods []*corev1.Pod) error
 	Tainted() bool
+	// Avoiding counts the owners whose new pods avoid the node at now.
+	Avoiding(now time.Time) int
 }
 
 // Agent is one node's eviction loop. Build it with its dependencies and call Run; Run must not be called

@@ -44,10 +44,18 @@ func (f *fakeTainter) Remove(context.Context) (bool, error) {
 	return true, nil
 }
 
-type loopEvents struct{ loops []string }
+type taintEventLog struct{ changes []string }
 
-func (e *loopEvents) Loop(l actuate.Loop)       { e.loops = append(e.loops, l.Owner.Name+" "+l.Pod.Name) }
-func (e *loopEvents) TaintChanged(bool, string) {}
+func (e *taintEventLog) TaintChanged(added bool, v string) {
+	e.changes = append(e.changes, map[bool]string{true: "added ", false: "removed "}[added]+v)
+}
+
+type paramLog struct{ writes [][]actuate.Avoidance }
+
+func (p *paramLog) Write(_ context.Context, as []actuate.Avoidance) error {
+	p.writes = append(p.writes, as)
+	return nil
+}
 
 func ownedPod(name, uid string, created time.Time) *corev1.Pod {
 	p := pod(name, uid, "besteffort", "")
@@ -56,51 +64,55 @@ func ownedPod(name, uid string, created time.Time) *corev1.Pod {
 	return p
 }
 
-func TestBreakerTaintsDuringPressureAndCooldownAndReportsReplacementLoops(t *testing.T) {
+func TestBreakerTaintsOnlyUnderPressureAndExpiresAvoidances(t *testing.T) {
 	ctx := context.Background()
-	ledger, err := actuate.LoadLedger(ctx, &memStore{}, actuate.LedgerPolicy{Cooldown: time.Minute})
+	params := &paramLog{}
+	ledger, err := actuate.LoadLedger(ctx, &memStore{}, actuate.LedgerPolicy{Cooldown: time.Minute}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn, ev := &fakeTainter{}, &loopEvents{}
-	b := &Breaker{Ledger: ledger, Tainter: tn, Events: ev, Cooldown: 30 * time.Second}
+	tn, ev := &fakeTainter{}, &taintEventLog{}
+	b := &Breaker{Ledger: ledger, Tainter: tn, Events: ev, Hysteresis: 10 * time.Second}
 	old := ownedPod("hog-a", "u-a", t0.Add(-time.Hour))
-	sibling := ownedPod("hog-b", "u-b", t0.Add(-time.Hour)) // already here before the eviction: no loop
-	mustSync := func(now time.Time, pressure bool, pods ...*corev1.Pod) int {
-		n, err := b.Sync(ctx, now, pressure, "allocatableMemory.available", pods)
-		if err != nil {
+	sibling := ownedPod("hog-b", "u-b", t0.Add(-time.Hour))
+	mustSync := func(now time.Time, pressure bool, pods ...*corev1.Pod) {
+		t.Helper()
+		if err := b.Sync(ctx, now, pressure, "allocatableMemory.available", pods); err != nil {
 			t.Fatal(err)
 		}
-		return n
 	}
 	mustSync(t0, true, old, sibling)
-	if err := ledger.Record(ctx, actuate.Entry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
+	if !tn.on {
+		t.Fatalf("no taint under pressure")
+	}
+	if _, _, err := ledger.Record(ctx, actuate.Entry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
 		Owner: actuate.ControllerOf(old), Signal: "allocatableMemory.available"}); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t0.Add(time.Second), false, sibling) // evicted pod gone: settled; cool-down running
+	mustSync(t0.Add(5*time.Second), false, sibling) // pressure gone: the hysteresis keeps the taint
 	if !tn.on {
-		t.Fatalf("taint removed during the cool-down")
+		t.Fatalf("taint removed within the hysteresis")
 	}
-	mustSync(t0.Add(40*time.Second), false, sibling)
+	mustSync(t0.Add(11*time.Second), false, sibling)
 	if tn.on {
-		t.Fatalf("taint still on after the cool-down")
+		t.Fatalf("taint still on after the hysteresis, while the owner's avoidance runs")
 	}
-	replacement := ownedPod("hog-c", "u-c", t0.Add(41*time.Second))
-	if n := mustSync(t0.Add(42*time.Second), false, sibling, replacement); n != 1 {
-		t.Errorf("%d loops, want 1 for the replacement", n)
+	if got := b.Avoiding(t0.Add(11 * time.Second)); got != 1 {
+		t.Errorf("avoiding %d owners during the cooldown, want 1", got)
 	}
-	if n := mustSync(t0.Add(43*time.Second), false, sibling, replacement); n != 0 {
-		t.Errorf("%d loops on the next sync, want the replacement counted once", n)
+	mustSync(t0.Add(time.Minute), false, sibling)
+	if got := b.Avoiding(t0.Add(time.Minute)); got != 0 {
+		t.Errorf("avoiding %d owners after the cooldown, want 0", got)
 	}
-	if !tn.on {
-		t.Errorf("no taint after a loop")
-	}
-	mustSync(t0.Add(42*time.Second+time.Minute), false, sibling, replacement)
-	if d := cmp.Diff(tn.changes, []string{"add allocatableMemory.available", "remove", "add allocatableMemory.available", "remove"}); d != "" {
+	if d := cmp.Diff(tn.changes, []string{"add allocatableMemory.available", "remove"}); d != "" {
 		t.Errorf("taint changes (-got +want):\n%s", d)
 	}
-	if d := cmp.Diff(ev.loops, []string{"hog-1 hog-c"}); d != "" {
-		t.Errorf("loop events (-got +want):\n%s", d)
+	if d := cmp.Diff(ev.changes, []string{"added allocatableMemory.available", "removed allocatableMemory.available"}); d != "" {
+		t.Errorf("taint events (-got +want):\n%s", d)
+	}
+	// The first sync publishes the empty list: a restarted agent clears what it left behind.
+	want := [][]actuate.Avoidance{nil, {{Owner: actuate.ControllerOf(old), Until: t0.Add(time.Minute)}}, nil}
+	if d := cmp.Diff(params.writes, want); d != "" {
+		t.Errorf("published avoidances (-got +want):\n%s", d)
 	}
 }

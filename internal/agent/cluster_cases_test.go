@@ -196,7 +196,7 @@ func testAPIOutage(t *testing.T, rc *rest.Config, client kubernetes.Interface, s
 		}
 		time.Sleep(time.Second)
 	}
-	if got := gaugeValue(r.reg, "pressure_agent_signal_available", "signal", "allocatableMemory.available"); got != float64(48*mi) {
+	if got := gaugeValue(r.reg, "pressure_agent_signal_available_bytes", "signal", "allocatableMemory.available"); got != float64(48*mi) {
 		t.Errorf("allocatableMemory.available gauge during the outage %v, want %d: the agent must keep observing", got, 48*mi)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -113,7 +113,7 @@ func (w *world) config(dryRun bool) Config {
 	cfg.Notifiers = Notifiers{PollInterval: 50 * time.Millisecond, PollDelta: 16 * mi}
 	cfg.Settings.SyncPeriod = time.Second
 	cfg.Settings.DryRun, cfg.Ladder.DryRun = dryRun, dryRun
-	cfg.TaintCooldown = 2 * time.Second
+	cfg.TaintHysteresis = 2 * time.Second
 	return cfg
 }
 

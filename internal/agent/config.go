@@ -29,12 +29,16 @@ type Config struct {
 	NodefsPath, ImagefsPath string
 	Ladder                  actuate.LadderConfig
 	Ledger                  actuate.LedgerPolicy
-	// LoopBreaker enables the ledger-based loop detection and the node taint.
+	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
-	// TaintKey is the loop breaker's NoSchedule taint key (default actuate.TaintKey).
+	// TaintKey is the pressure taint's key (default actuate.TaintKey).
 	TaintKey string
-	// TaintCooldown is how long the loop breaker's taint stays after the pressure ended.
-	TaintCooldown time.Duration
+	// TaintHysteresis is how long the pressure taint stays after the pressure ended.
+	TaintHysteresis time.Duration
+	// AvoidanceNamespace is where the node's avoidance ConfigMap is written; "" writes none.
+	AvoidanceNamespace string
+	// AvoidancePrefix is the ConfigMap's name prefix (actuate.DefaultAvoidancePrefix when empty).
+	AvoidancePrefix string
 	// APITimeout bounds every API request (default 10s).
 	APITimeout time.Duration
 }
@@ -46,8 +50,9 @@ func DefaultConfig(node string) Config {
 		Settings: DefaultSettings(node), Notifiers: DefaultNotifiers,
 		MetricsAddr: ":8080", HealthAddr: ":8081", CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc",
 		NodefsPath: "/var/lib/kubelet",
-		Ladder:     actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true},
-		Ledger:     actuate.LedgerPolicy{}, LoopBreaker: true, TaintKey: actuate.TaintKey, TaintCooldown: 5 * time.Minute, APITimeout: 10 * time.Second,
+		Ladder: actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true,
+			AvoidanceSettle: actuate.DefaultAvoidanceSettle},
+		Ledger: actuate.LedgerPolicy{}, AvoidancePrefix: actuate.DefaultAvoidancePrefix, LoopBreaker: true, TaintKey: actuate.TaintKey, TaintHysteresis: 10 * time.Second, APITimeout: 10 * time.Second,
 	}
 	c.Settings.KillLead = 0
 	return c
@@ -95,8 +100,8 @@ func (c Config) Validate() error {
 	if c.CgroupRoot == "" || c.ProcRoot == "" {
 		bad("cgroupRoot/procRoot", fmt.Sprintf("%q/%q", c.CgroupRoot, c.ProcRoot), "required")
 	}
-	if c.TaintCooldown < 0 || c.Ladder.PDBFallbackWait < 0 {
-		bad("taintCooldown/pdbFallbackWait", fmt.Sprintf("%s/%s", c.TaintCooldown, c.Ladder.PDBFallbackWait), "must be >= 0")
+	if c.TaintHysteresis < 0 || c.Ladder.PDBFallbackWait < 0 {
+		bad("taintHysteresis/pdbFallbackWait", fmt.Sprintf("%s/%s", c.TaintHysteresis, c.Ladder.PDBFallbackWait), "must be >= 0")
 	}
 	if c.Ladder.DryRun != s.DryRun {
 		bad("dryRun", s.DryRun, "the ladder and the loop must agree")

@@ -18,8 +18,10 @@
 //  4. carries out each eviction through an evictLadder (actuate.Ladder: Eviction API, PDB fallback,
 //     cgroup kill), and, when the usage trend reaches the pods cgroup limit before an eviction could
 //     complete, SIGKILLs the chosen pod's processes right after the request (actuate.PodKiller);
-//  5. reports: node events when pressure starts and ends, the loop breaker's taint and ledger, one
-//     structured log line per eviction, and Prometheus metrics on a registry passed in.
+//  5. reports: node events when pressure starts and ends, the pressure taint (Breaker: only while a
+//     threshold is met, plus a short hysteresis), the ledger and its avoidances (each new avoidance is
+//     published by the ladder before the eviction; the Breaker expires them), one structured log line
+//     per eviction, and Prometheus metrics on a registry passed in.
 //
 // Faults: when the API is unreachable the agent keeps observing and updating metrics, backs off
 // exponentially before it asks the API again, and never queues evictions (each sync decides afresh). A

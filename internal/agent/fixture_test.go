@@ -239,7 +239,7 @@ func newHarness(t *testing.T, mutate func(*Settings)) *harness {
 	t.Helper()
 	h := &harness{tree: newTree(t, 2048*mi), clock: testingclock.NewFakeClock(t0), pods: &fakePods{},
 		ladder: &recordingLadder{}, events: &recordingEvents{}, killer: &recordingKiller{}, reg: prometheus.NewRegistry()}
-	m, err := NewMetrics(h.reg)
+	m, err := NewMetrics(h.reg, "") // no node label: the golden metric texts stay short (metrics_test.go checks it)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,10 @@ func FromConfig(c *agentcfg.Config) Config {
 	out.NodefsPath, out.ImagefsPath = c.Paths.KubeletRootDir, c.Paths.ImageFsDir
 	out.Ladder.PDBFallbackWait, out.Ladder.AllowDelete = c.Ladder.PDBFallbackWait, c.Ladder.AllowDelete
 	out.Ladder.AllowCgroupKill, out.Ladder.DryRun = c.Ladder.AllowCgroupKill, c.DryRun
-	out.Ledger.Window, out.Ledger.Cooldown = c.LoopBreaker.Window, c.LoopBreaker.Cooldown
-	out.LoopBreaker, out.TaintKey, out.TaintCooldown = c.LoopBreaker.Enabled, c.LoopBreaker.TaintKey, c.LoopBreaker.Cooldown
+	lb := c.LoopBreaker
+	out.Ledger.Window, out.Ledger.Cooldown = lb.Window, lb.Cooldown
+	out.Ledger.LoopEvictions, out.Ledger.LoopCooldown = lb.LoopEvictions, lb.LoopCooldown
+	out.LoopBreaker, out.TaintKey, out.TaintHysteresis = lb.Enabled, lb.TaintKey, lb.TaintHysteresis
+	out.AvoidanceNamespace, out.AvoidancePrefix = lb.AvoidanceNamespace, lb.AvoidanceNamePrefix
 	return out
 }

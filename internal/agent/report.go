@@ -32,10 +32,14 @@ func firstCrossed(cfg threshold.Config, obs map[signal.Signal]signal.Observation
 func (a *Agent) observeSignals(snap signal.Snapshot, cfg threshold.Config) {
 	first := firstCrossed(cfg, snap.Observations)
 	for sig, o := range snap.Observations {
-		a.Metrics.available.WithLabelValues(string(sig)).Set(float64(o.Available))
-		a.Metrics.capacity.WithLabelValues(string(sig)).Set(float64(o.Capacity))
+		g, ok := a.Metrics.signalGauges(sig)
+		if !ok {
+			continue
+		}
+		g.available.WithLabelValues(string(sig)).Set(float64(o.Available))
+		g.capacity.WithLabelValues(string(sig)).Set(float64(o.Capacity))
 		if id, ok := first[sig]; ok {
-			a.Metrics.threshold.WithLabelValues(string(sig)).Set(float64(cfg.Thresholds[id].Value.Resolve(o.Capacity)))
+			g.threshold.WithLabelValues(string(sig)).Set(float64(cfg.Thresholds[id].Value.Resolve(o.Capacity)))
 		}
 	}
 }
@@ -165,13 +169,12 @@ func (a *Agent) breaker(ctx context.Context, now time.Time, pressure bool, pods 
 	if a.st.pressure != nil {
 		sig = a.st.pressure.Signal
 	}
-	loops, err := a.Breaker.Sync(ctx, now, pressure, sig, pods)
-	if err != nil {
+	if err := a.Breaker.Sync(ctx, now, pressure, sig, pods); err != nil {
 		a.Metrics.errors.WithLabelValues(stageTaint).Inc()
 		a.Log.Warn("loop breaker", "err", err)
 	}
-	a.Metrics.loops.Add(float64(loops))
 	a.Metrics.taint.Set(b2f(a.Breaker.Tainted()))
+	a.Metrics.avoidances.Set(float64(a.Breaker.Avoiding(now)))
 }
 
 func b2f(b bool) float64 {

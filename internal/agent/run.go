@@ -63,7 +63,7 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
-	metrics, err := NewMetrics(opts.Registry)
+	metrics, err := NewMetrics(opts.Registry, cfg.Settings.Node)
 	if err != nil {
 		return err
 	}
@@ -143,8 +143,14 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 		}
 		kubelet = &kc
 	}
+	var params actuate.AvoidanceWriter
+	if ns := r.cfg.AvoidanceNamespace; ns != "" && r.cfg.LoopBreaker {
+		params = &actuate.AvoidanceParams{Client: r.client, Namespace: ns, Prefix: r.cfg.AvoidancePrefix, Node: node,
+			DryRun: r.cfg.Settings.DryRun}
+	}
 	ledger, err := retry(ctx, r, "ledger", func() (*actuate.PersistentLedger, error) {
-		return actuate.LoadLedger(ctx, &actuate.NodeAnnotationStore{Client: r.client, Node: node, DryRun: r.cfg.Settings.DryRun}, r.cfg.Ledger)
+		store := &actuate.NodeAnnotationStore{Client: r.client, Node: node, DryRun: r.cfg.Settings.DryRun}
+		return actuate.LoadLedger(ctx, store, r.cfg.Ledger, params)
 	})
 	if err != nil {
 		return err
@@ -195,7 +201,7 @@ func (r *runner) agent(kc threshold.Config, ledger *actuate.PersistentLedger, ev
 		Ledger: ledger, Clock: r.opts.Clock, Config: cfg.Ladder}
 	var breaker loopBreaker
 	if cfg.LoopBreaker {
-		r.breaker = &Breaker{Ledger: ledger, Events: events, Cooldown: cfg.TaintCooldown,
+		r.breaker = &Breaker{Ledger: ledger, Events: events, Hysteresis: cfg.TaintHysteresis,
 			Tainter: &actuate.Tainter{Client: r.client, Node: cfg.Settings.Node, Key: cfg.TaintKey, DryRun: cfg.Settings.DryRun}}
 		breaker = r.breaker
 	}

@@ -204,7 +204,7 @@ func TestAPIOutageBacksOffWithoutPilingUpEvictions(t *testing.T) {
 	if d := cmp.Diff(h.ladder.names(), []string{"stress", "stress", "stress"}); d != "" {
 		t.Errorf("requests (-got +want):\n%s", d)
 	}
-	if got := testutil.ToFloat64(h.agent.Metrics.available.WithLabelValues("allocatableMemory.available")); got != float64(48*mi) {
+	if got := testutil.ToFloat64(h.agent.Metrics.signals["bytes"].available.WithLabelValues("allocatableMemory.available")); got != float64(48*mi) {
 		t.Errorf("available gauge %v, want %d: the agent keeps observing during the outage", got, 48*mi)
 	}
 }

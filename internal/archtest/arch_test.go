@@ -51,7 +51,7 @@ func listPackages(t *testing.T) map[string]pkg {
 }
 
 // pure core packages may import only the standard library, each other, and Quantity.
-var corePackages = []string{"signal", "threshold", "rank", "decision", "explain", "sim"}
+var corePackages = []string{"signal", "threshold", "rank", "decision", "explain", "sim", "why"}
 
 var coreAllowed = []string{"k8s.io/apimachinery/pkg/api/resource"}
 

@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/rank"
@@ -52,6 +54,7 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 		in.Candidates = append(in.Candidates, c)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+	in.Avoidances, in.Warnings = avoidances(s, in.Warnings)
 	for _, c := range s.Node.Status.Conditions {
 		in.NodeConditions = append(in.NodeConditions, explain.NodeCondition{Type: string(c.Type), Status: string(c.Status),
 			Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.UTC()})
@@ -79,4 +82,22 @@ func statsWarnings(s *Snapshot, c rank.Candidate) []string {
 			"counts its memory usage as 0", s.Origin[FileSummary], c.UID, name)}
 	}
 	return nil
+}
+
+// avoidances reads the pressure-agent's ledger annotation of the node; a ledger that cannot be read is
+// a warning naming the file and annotation.
+func avoidances(s *Snapshot, warnings []string) ([]explain.Avoidance, []string) {
+	v, ok := s.Node.Annotations[actuate.LedgerAnnotation]
+	if !ok {
+		return nil, warnings
+	}
+	l, err := actuate.ReadLedger(strings.NewReader(v), actuate.LedgerPolicy{})
+	if err != nil {
+		return nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], actuate.LedgerAnnotation, err))
+	}
+	var out []explain.Avoidance
+	for _, a := range l.Avoidances(time.Time{}) {
+		out = append(out, explain.Avoidance{Workload: a.Owner.String(), UID: string(a.Owner.UID), Until: a.Until.UTC(), Loop: a.Loop})
+	}
+	return out, warnings
 }

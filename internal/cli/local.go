@@ -1,12 +1,14 @@
 package cli
 
+// The flags and pod listing of `explain --local` build on every OS; reading the node (LocalInput) is
+// Linux-only (local_linux.go): elsewhere it fails with errLocalUnsupported (local_other.go).
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,12 +19,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
-	"github.com/kube-pressure/pressure/internal/signal"
-	"github.com/kube-pressure/pressure/internal/source"
-	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
-	"github.com/kube-pressure/pressure/internal/source/statfs"
-	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // LocalSource is the Source of a report built from the node this command runs on.
@@ -52,9 +49,9 @@ type localFlags struct {
 }
 
 func (l *localFlags) addFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&l.enabled, "local", false, "explain the node this command runs on from /proc, the cgroup filesystem and statfs; no cluster needed")
+	fs.BoolVar(&l.enabled, "local", false, "explain the node this command runs on from /proc, the cgroup filesystem and statfs; no cluster needed (Linux only)")
 	fs.StringVar(&l.opts.KubeletConfig, "kubelet-config", "", "with --local: the kubelet's KubeletConfiguration file (default: the kubelet's defaults)")
-	fs.StringVar(&l.opts.CgroupRoot, "cgroup-root", cgroupfs.DefaultRoot, "with --local: where the cgroup filesystems are mounted")
+	fs.StringVar(&l.opts.CgroupRoot, "cgroup-root", defaultCgroupRoot, "with --local: where the cgroup filesystems are mounted")
 	fs.StringVar(&l.opts.ProcRoot, "proc-root", procfs.DefaultRoot, "with --local: where procfs is mounted")
 	fs.StringVar(&l.opts.KubeletRootDir, "kubelet-root-dir", DefaultKubeletRootDir, "with --local: the kubelet's --root-dir (nodefs)")
 	fs.StringVar(&l.opts.RuntimeRoot, "runtime-root", DefaultRuntimeRoot, "with --local: the container runtime's root (imagefs)")
@@ -100,96 +97,6 @@ func ptrString(p *string) string {
 	return *p
 }
 
-// LocalInput reads the node this runs on through internal/source and returns the explain input: live
-// signals stamped with now, thresholds from opts.KubeletConfig or the kubelet's defaults, and capacity
-// for the allocatable math from MemTotal (memory), statfs of the kubelet root dir (ephemeral-storage)
-// and min(pid_max, threads-max) (pid). Signals that cannot be read become warnings, never zeros; only
-// an unreadable or invalid kubelet config is an error.
-func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
-	cfg, err := localConfig(opts.KubeletConfig)
-	if err != nil {
-		return explain.Input{}, err
-	}
-	in := explain.Input{Node: opts.Node, Source: LocalSource, Now: now, Config: cfg, Capacity: map[string]int64{}}
-	proc := procfs.NewReader(opts.ProcRoot)
-	node := &source.Node{Proc: proc}
-	if layout, err := (cgroupfs.Detector{Root: opts.CgroupRoot}).Detect(); err != nil {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("memory.available, allocatableMemory.available and pod "+
-			"usage are not observed: %v", err))
-	} else {
-		node.Cgroup = &cgroupfs.Reader{Layout: layout}
-	}
-	nodefs := isDir(opts.KubeletRootDir)
-	if nodefs {
-		node.Disk = &statfs.Reader{NodefsPath: opts.KubeletRootDir, ImagefsPath: existingDir(opts.RuntimeRoot), Statfser: statfs.Unix{}}
-	} else {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("nodefs is not observed: kubelet root dir %s does not exist "+
-			"(set --kubelet-root-dir)", opts.KubeletRootDir))
-	}
-	if !isDir(opts.RuntimeRoot) {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("imagefs is not observed: runtime root %s does not exist "+
-			"(set --runtime-root)", opts.RuntimeRoot))
-	}
-	snap, err := node.Snapshot(now)
-	in.Warnings = append(in.Warnings, errorLines(err)...)
-	if !nodefs && isDir(opts.RuntimeRoot) {
-		in.Warnings = append(in.Warnings, imagefsOnly(&snap, opts.RuntimeRoot, now)...)
-	}
-	in.Snapshot = snap
-	if total, err := proc.MemTotal(); err == nil {
-		in.Capacity[threshold.ResourceMemory] = int64(total)
-	}
-	if o, ok := snap.Observations[signal.NodeFsAvailable]; ok {
-		in.Capacity[threshold.ResourceEphemeralStorage] = o.Capacity
-	}
-	if o, ok := snap.Observations[signal.PIDAvailable]; ok {
-		in.Capacity[threshold.ResourcePID] = o.Capacity
-	}
-	return in, nil
-}
-
-// localConfig parses the eviction configuration of file, or the kubelet's defaults when file is "".
-func localConfig(file string) (threshold.Config, error) {
-	var tin threshold.Input
-	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return threshold.Config{}, fmt.Errorf("--kubelet-config: %w", err)
-		}
-		defer f.Close()
-		kc, err := kubeconv.LoadKubeletConfig(f, file)
-		if err != nil {
-			return threshold.Config{}, err
-		}
-		tin = kc.ThresholdInput()
-	}
-	cfg, err := threshold.ParseConfig(tin)
-	if err != nil {
-		name := file
-		if name == "" {
-			name = "kubelet defaults"
-		}
-		return threshold.Config{}, &FileError{File: name, Err: err}
-	}
-	return cfg, nil
-}
-
-// imagefsOnly observes imagefs and containerfs when nodefs cannot be: the layout is then unknown and
-// reported as shared, the kubelet's default.
-func imagefsOnly(snap *signal.Snapshot, runtimeRoot string, now time.Time) []string {
-	res, err := (&statfs.Reader{NodefsPath: runtimeRoot, ImagefsPath: runtimeRoot, Statfser: statfs.Unix{}}).Observe(now)
-	if err != nil {
-		return errorLines(err)
-	}
-	for _, sig := range []signal.Signal{signal.ImageFsAvailable, signal.ImageFsInodesFree,
-		signal.ContainerFsAvailable, signal.ContainerFsInodesFree} {
-		if o, ok := res.Observations[sig]; ok {
-			snap.Observations[sig] = o
-		}
-	}
-	return []string{"filesystem layout unknown without nodefs: imagefs is assumed to share it"}
-}
-
 // AddLocalPods ranks the active pods bound to the node with the usage observed locally (keyed by UID).
 func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 	for i := range pods {
@@ -207,32 +114,10 @@ func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
 }
 
-// errorLines splits a joined error into one warning per line, sorted (the readers' errors come
-// from map iteration).
-func errorLines(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-func existingDir(p string) string {
-	if isDir(p) {
-		return p
-	}
-	return ""
+// localUnsupported is what --local answers on an OS other than Linux (local_other.go).
+func localUnsupported(goos, goarch string) error {
+	return fmt.Errorf("--local is only supported on linux (it reads /proc, cgroupfs and statfs of the node it runs on; "+
+		"this is %s/%s): explain a node by name or a saved --snapshot DIR", goos, goarch)
 }
 
 // errLocalWithSnapshot rejects --local together with --snapshot.

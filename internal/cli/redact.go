@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/actuate"
 )
 
 // keptAnnotations are the only pod annotations a redacted snapshot keeps: the kubelet's critical pod
@@ -72,12 +74,15 @@ func redactVolume(v corev1.Volume) corev1.Volume {
 	return out
 }
 
-// RedactNode returns the part of a node the decision reads: name, uid, capacity, allocatable,
-// conditions and node info (kubelet version). Labels, annotations, addresses, images, taints and
-// the rest are dropped.
+// RedactNode returns the part of a node the decision reads: name, uid, pressure-agent's avoidance
+// ledger annotation, capacity, allocatable, conditions and node info (kubelet version). Labels, other
+// annotations, addresses, images, taints and the rest are dropped.
 func RedactNode(n *corev1.Node) corev1.Node {
 	out := corev1.Node{TypeMeta: n.TypeMeta}
 	out.Name, out.UID = n.Name, n.UID
+	if v, ok := n.Annotations[actuate.LedgerAnnotation]; ok {
+		out.Annotations = map[string]string{actuate.LedgerAnnotation: v}
+	}
 	out.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
 		Conditions: n.Status.Conditions, NodeInfo: n.Status.NodeInfo}
 	out.Status.NodeInfo.MachineID, out.Status.NodeInfo.SystemUUID, out.Status.NodeInfo.BootID = "", "", ""

@@ -47,6 +47,7 @@ reason for each place. It works on a live node or on a snapshot saved with "kube
 	root.AddCommand(newVersionCommand(streams))
 	root.AddCommand(newExplainCommand(flags, streams))
 	root.AddCommand(newSnapshotCommand(flags, streams))
+	root.AddCommand(newWhyCommand(flags, streams))
 	return root
 }
 

@@ -41,6 +41,7 @@ func Build(in Input) Report {
 	r.Signals = signalRows(cfg, in.Snapshot, r.Now)
 	r.NodeConditions = append([]NodeCondition{}, in.NodeConditions...)
 	sort.SliceStable(r.NodeConditions, func(i, j int) bool { return r.NodeConditions[i].Type < r.NodeConditions[j].Type })
+	r.Avoidances = activeAvoidances(in.Avoidances, r.Now)
 	in.Config = cfg
 	r.Kubelet = predict(in, r.Now)
 	return r

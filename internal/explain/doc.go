@@ -9,7 +9,9 @@
 //   - what the kubelet (v1.36) would do if the pressure persisted: thresholds met, node
 //     conditions, the resource reclaimed and the full predicted eviction order, each pod with the
 //     ranking key that put it before the next, critical pods marked as never evicted, and the
-//     kubelet's exact eviction message and kill grace period.
+//     kubelet's exact eviction message and kill grace period;
+//   - which workloads pressure-agent keeps off the node after evicting their pods (Input.Avoidances,
+//     from the agent's ledger), and until when.
 //
 // Build computes the Report with the decision core (decision.PredictOrder, with soft thresholds
 // treated as past their grace period and node-level reclaim assumed to free nothing), so the

@@ -29,6 +29,8 @@ type Input struct {
 	Candidates []rank.Candidate
 	// NodeConditions are the conditions the node reports (status.conditions).
 	NodeConditions []NodeCondition
+	// Avoidances are the pressure-agent's avoidances of the node (from its ledger).
+	Avoidances []Avoidance
 	// Warnings found while loading the input (a pod without stats, ...); copied to the Report.
 	Warnings []string
 	// Unavailable says what could not be read (a kubelet that did not answer) and what the report
@@ -63,6 +65,8 @@ type Report struct {
 	Signals []SignalRow `json:"signals"`
 	// NodeConditions are the conditions the node reports now.
 	NodeConditions []NodeCondition `json:"nodeConditions"`
+	// Avoidances are the agent's avoidances of the node still in force at Now, the soonest to end first.
+	Avoidances []Avoidance `json:"avoidances,omitempty"`
 	// Kubelet is exactly what the kubelet would do if the pressure persisted.
 	Kubelet Kubelet `json:"kubelet"`
 	// Pressure is reserved for where pressure's agent policy differs from the kubelet. Nil until

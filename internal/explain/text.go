@@ -24,6 +24,7 @@ func (p *printer) report(r Report) {
 	p.firings(r.Thresholds)
 	p.signals(r.Signals, r.Now)
 	p.conditions(r.NodeConditions)
+	p.avoidances(r.Avoidances, r.Now)
 	p.kubelet(r.Kubelet)
 	p.pressure(r.Pressure)
 }

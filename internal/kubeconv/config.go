@@ -28,15 +28,23 @@ type KubeletConfig struct {
 	Effective bool
 }
 
+// MaxKubeletConfigBytes bounds what LoadKubeletConfig reads (1 MiB, like the agent's and janitor's
+// own configuration loaders): a real KubeletConfiguration is a few KiB, and the agent must not be made
+// to buffer an arbitrary file or response.
+const MaxKubeletConfigBytes = 1 << 20
+
 // LoadKubeletConfig reads a KubeletConfiguration in JSON or YAML from r. name (a file name or
-// URL) is used in errors only. Both a bare KubeletConfiguration and the /configz wrapper
-// {"kubeletconfig": {...}} are accepted. Unknown and duplicate fields are ignored, as the
-// kubelet's lenient decoder does after its strict decoding failed, and reported in Warnings (the
-// kubelet logs them); a wrong apiVersion or kind is an error.
+// URL) is used in errors only. More than MaxKubeletConfigBytes is an error. Both a bare
+// KubeletConfiguration and the /configz wrapper {"kubeletconfig": {...}} are accepted. Unknown and
+// duplicate fields are ignored, as the kubelet's lenient decoder does after its strict decoding
+// failed, and reported in Warnings (the kubelet logs them); a wrong apiVersion or kind is an error.
 func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxKubeletConfigBytes+1))
 	if err != nil {
 		return KubeletConfig{}, fmt.Errorf("read kubelet config %s: %w", name, err)
+	}
+	if len(data) > MaxKubeletConfigBytes {
+		return KubeletConfig{}, fmt.Errorf("kubelet config %s: larger than %d bytes", name, MaxKubeletConfigBytes)
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {

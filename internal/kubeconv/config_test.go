@@ -117,6 +117,8 @@ func TestLoadKubeletConfigErrors(t *testing.T) {
 		{"wrong kind", "kind: Pod\n", `kubelet config node.yaml: kind "Pod" is not KubeletConfiguration`},
 		{"wrong apiVersion", "apiVersion: v1\n", `kubelet config node.yaml: apiVersion "v1" is not kubelet.config.k8s.io/v1beta1`},
 		{"not an object", "- a\n", `kubelet config node.yaml: not an object`},
+		{"more than 1 MiB is refused before parsing", "# " + strings.Repeat("x", MaxKubeletConfigBytes) + "\nevictionHard: {}\n",
+			`kubelet config node.yaml: larger than 1048576 bytes`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

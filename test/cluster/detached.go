@@ -79,13 +79,19 @@ func Up(ctx context.Context, opts DetachedOptions) (s State, already bool, err e
 		return s, false, nil
 	}
 	progress("starting containerd and kubelet (first waits for the node lock " + NodeLockPath + " while another node runs)")
-	node, err := StartNode(ctx, cp, NodeOptions{Dir: filepath.Join(opts.StateDir, "node"), KubeletConfig: opts.KubeletConfig})
+	node, err := StartNode(ctx, cp, NodeOptions{Dir: filepath.Join(opts.StateDir, "node"), KubeletConfig: opts.KubeletConfig, Progress: opts.Progress})
 	if err != nil {
 		_ = cp.Stop()
 		_ = os.Remove(statePath)
 		return s, false, err
 	}
 	s.Processes = append(s.Processes, node.Processes()...)
+	if err := node.markDetached(opts.StateDir); err != nil {
+		_ = node.Stop()
+		_ = cp.Stop()
+		_ = os.Remove(statePath)
+		return s, false, err
+	}
 	clean := node.Cleanup()
 	s.Node = &clean
 	if err := WriteState(statePath, s); err != nil {

@@ -40,6 +40,9 @@ type NodeOptions struct {
 	LockPath string
 	// StartTimeout bounds the wait for containerd and for the node to become Ready (default 2m).
 	StartTimeout time.Duration
+	// Progress receives the lines of a wait for the node lock: at once (who holds it, how to stop
+	// it) and every 30 s (default: stderr, so `go test -v` and hack/cluster.sh show them).
+	Progress func(string)
 }
 
 // NodeLockPath is the default machine-wide node lock.
@@ -70,7 +73,11 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	n := &Node{cp: cp, name: opts.Name}
-	if n.lock, err = acquireLock(ctx, opts.LockPath); err != nil {
+	if n.lock, err = acquireLock(ctx, opts.LockPath, opts.Progress, lockProgressEvery); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if err := writeHolder(n.lock, selfHolder(time.Now())); err != nil {
+		_ = n.lock.Close()
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	defer func() {
@@ -162,6 +169,9 @@ func (o *NodeOptions) defaults(cp *ControlPlane) error {
 	}
 	if o.LockPath == "" {
 		o.LockPath = NodeLockPath
+	}
+	if o.Progress == nil {
+		o.Progress = func(s string) { fmt.Fprintln(os.Stderr, "cluster:", s) }
 	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 2 * time.Minute
@@ -266,4 +276,20 @@ func gatewayIP(subnet *net.IPNet) net.IP {
 	copy(ip, subnet.IP.To4())
 	ip[3]++
 	return ip
+}
+
+// markDetached records in the lock file that a detached cluster in stateDir holds the node lock
+// through its kubelet (which inherited the lock's descriptor) until it is taken down.
+func (n *Node) markDetached(stateDir string) error {
+	if n.kubelet == nil {
+		return errors.New("mark detached node: no kubelet")
+	}
+	env := ""
+	if stateDir != DefaultStateDir() {
+		env = "PRESSURE_STATE=" + stateDir + " "
+	}
+	return writeHolder(n.lock, LockHolder{PID: n.kubelet.PID, StartTime: n.kubelet.StartTime,
+		Command: "kubelet of the detached cluster (hack/cluster.sh up, make demo)", Since: time.Now().UTC(),
+		Detached: true, StateDir: stateDir,
+		Stop: "stop it with `" + env + "make demo-down` (hack/cluster.sh down)"})
 }

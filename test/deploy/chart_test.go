@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,12 +38,16 @@ func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObject
 		"ClusterRoleBinding/pressure-agent", "ClusterRoleBinding/pressure-janitor",
 		"ConfigMap/pressure-agent", "ConfigMap/pressure-janitor",
 		"DaemonSet/pressure-agent", "Deployment/pressure-janitor",
+		"MutatingAdmissionPolicy/pressure-agent-avoid-evicted-node", "MutatingAdmissionPolicyBinding/pressure-agent-avoid-evicted-node",
 		"PodDisruptionBudget/pressure-janitor",
-		"Role/pressure-janitor-leader-election", "RoleBinding/pressure-janitor-leader-election",
+		"Role/pressure-agent-avoidance", "Role/pressure-janitor-leader-election",
+		"RoleBinding/pressure-agent-avoidance", "RoleBinding/pressure-janitor-leader-election",
 		"Service/pressure-agent-metrics", "Service/pressure-janitor-metrics",
 		"ServiceAccount/pressure-agent", "ServiceAccount/pressure-janitor",
+		"ValidatingAdmissionPolicy/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicy/pressure-agent-own-node", "ValidatingAdmissionPolicy/pressure-agent-own-node-evictions",
 		"ValidatingAdmissionPolicy/pressure-janitor-terminal-pods",
+		"ValidatingAdmissionPolicyBinding/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicyBinding/pressure-agent-own-node", "ValidatingAdmissionPolicyBinding/pressure-agent-own-node-evictions",
 		"ValidatingAdmissionPolicyBinding/pressure-janitor-terminal-pods",
 	}
@@ -251,8 +256,8 @@ func TestDashboardAndAlertsUseOnlyMetricsTheDaemonsRegister(t *testing.T) {
 		src.Write(b)
 	}
 	registered := map[string]bool{}
-	for _, m := range regexp.MustCompile(`Name:\s+"(pressure_[a-z_]+)"|gauge\("(pressure_[a-z_]+)"`).FindAllStringSubmatch(src.String(), -1) {
-		registered[m[1]+m[2]] = true
+	for _, m := range regexp.MustCompile(`"(pressure_(agent|janitor)_[a-z_]+)"`).FindAllStringSubmatch(src.String(), -1) {
+		registered[m[1]] = true
 	}
 	if len(registered) < 15 {
 		t.Fatalf("found only %d registered metrics in the sources: %v", len(registered), registered)
@@ -271,7 +276,14 @@ func TestDashboardAndAlertsUseOnlyMetricsTheDaemonsRegister(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, f := range [][]byte{dash, alerts} {
-		for _, m := range metricName.FindAllString(string(f), -1) {
+		for _, loc := range metricName.FindAllIndex(f, -1) {
+			m := string(f[loc[0]:loc[1]])
+			if loc[1] < len(f) && f[loc[1]] == '(' { // a name regex, {__name__=~"pressure_x_(a|b)"}
+				for _, alt := range strings.Split(string(f[loc[1]+1:loc[1]+bytes.IndexByte(f[loc[1]:], ')')]), "|") {
+					used[m+alt] = true
+				}
+				continue
+			}
 			m = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
 			used[m] = true
 		}

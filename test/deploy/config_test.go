@@ -35,7 +35,7 @@ func TestRenderedConfigurationsLoadWithTheDaemonsOwnLoaders(t *testing.T) {
 		wantTTL        time.Duration
 		wantLease      string
 	}{
-		{values: defaultValues, prefix: "pressure", wantTTL: 10 * time.Minute, wantLease: releaseNS + "/pressure-janitor"},
+		{values: defaultValues, prefix: "pressure", wantKubelet: "/etc/kubelet-host/config.yaml", wantTTL: 10 * time.Minute, wantLease: releaseNS + "/pressure-janitor"},
 		{values: allValues, prefix: "pressure-all", wantDryRun: true, wantCgroupKill: true,
 			wantKubelet: "/etc/kubelet-host/config.yaml", wantTTL: 30 * time.Minute, wantLease: "pressure-system/pressure-janitor-all"},
 	} {

@@ -1,8 +1,11 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +13,43 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestKrewManifestTemplateIsAPluginForLinuxAmd64AndArm64 fills in the placeholders the way
-// `make dist` does and checks the result is a krew Plugin whose platforms name the archives
-// `make dist` writes and install kubectl-pressure.
-func TestKrewManifestTemplateIsAPluginForLinuxAmd64AndArm64(t *testing.T) {
+// cliPlatforms reads CLI_PLATFORMS, the os/arch pairs `make dist` builds kubectl-pressure for.
+func cliPlatforms(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CLI_PLATFORMS\s*:=\s*(.+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("Makefile: no CLI_PLATFORMS := line")
+	}
+	return strings.Fields(string(m[1]))
+}
+
+// archive is the file name `make dist` gives the kubectl-pressure archive of os/arch.
+func archive(version, os, arch string) string {
+	ext := "tar.gz"
+	if os == "windows" {
+		ext = "zip"
+	}
+	return fmt.Sprintf("kubectl-pressure_%s_%s_%s.%s", version, os, arch, ext)
+}
+
+type krewPlatform struct {
+	Selector struct {
+		MatchLabels map[string]string `json:"matchLabels"`
+	}
+	URI    string
+	Sha256 string
+	Bin    string
+	Files  []struct{ From, To string }
+}
+
+// TestKrewManifestTemplateListsEveryDistPlatform fills in the placeholders the way `make dist` does
+// and checks the result is a krew Plugin whose platforms are CLI_PLATFORMS, each naming the archive
+// `make dist` writes and installing kubectl-pressure (kubectl-pressure.exe on windows) and the LICENSE.
+func TestKrewManifestTemplateListsEveryDistPlatform(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "krew", "pressure.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +60,13 @@ func TestKrewManifestTemplateIsAPluginForLinuxAmd64AndArm64(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	filled := strings.NewReplacer("@VERSION@", "v1.2.3",
-		"@SHA256_LINUX_AMD64@", strings.Repeat("a", 64), "@SHA256_LINUX_ARM64@", strings.Repeat("b", 64)).Replace(strings.Join(lines, "\n"))
+	platforms := cliPlatforms(t)
+	repl := []string{"@VERSION@", "v1.2.3"}
+	for i, p := range platforms {
+		os, arch, _ := strings.Cut(p, "/")
+		repl = append(repl, "@SHA256_"+strings.ToUpper(os)+"_"+strings.ToUpper(arch)+"@", strings.Repeat(string(rune('a'+i)), 64))
+	}
+	filled := strings.NewReplacer(repl...).Replace(strings.Join(lines, "\n"))
 	if strings.Contains(filled, "@") {
 		t.Errorf("placeholders left after filling: %q", filled[strings.Index(filled, "@"):][:40])
 	}
@@ -39,15 +80,7 @@ func TestKrewManifestTemplateIsAPluginForLinuxAmd64AndArm64(t *testing.T) {
 			ShortDescription string `json:"shortDescription"`
 			Description      string
 			Caveats          string
-			Platforms        []struct {
-				Selector struct {
-					MatchLabels map[string]string `json:"matchLabels"`
-				}
-				URI    string
-				Sha256 string
-				Bin    string
-				Files  []struct{ From, To string }
-			}
+			Platforms        []krewPlatform
 		}
 	}
 	if err := yaml.UnmarshalStrict([]byte(filled), &p, yaml.DisallowUnknownFields); err != nil {
@@ -57,25 +90,52 @@ func TestKrewManifestTemplateIsAPluginForLinuxAmd64AndArm64(t *testing.T) {
 		p.Spec.Version != "v1.2.3" || p.Spec.ShortDescription == "" {
 		t.Errorf("manifest header: %+v", p)
 	}
-	var arches []string
+	var got []string
 	for _, pl := range p.Spec.Platforms {
-		arch := pl.Selector.MatchLabels["arch"]
-		arches = append(arches, pl.Selector.MatchLabels["os"]+"/"+arch)
-		if want := "kubectl-pressure_v1.2.3_linux_" + arch + ".tar.gz"; !strings.HasSuffix(pl.URI, "/v1.2.3/"+want) {
-			t.Errorf("%s: uri %s, want the make dist archive %s", arch, pl.URI, want)
-		}
-		if len(pl.Sha256) != 64 || pl.Bin != "kubectl-pressure" {
-			t.Errorf("%s: sha256 %q bin %q", arch, pl.Sha256, pl.Bin)
-		}
-		var from []string
-		for _, f := range pl.Files {
-			from = append(from, f.From)
-		}
-		if !slices.Contains(from, "kubectl-pressure") {
-			t.Errorf("%s: files %v do not install kubectl-pressure", arch, from)
-		}
+		got = append(got, checkKrewPlatform(t, pl))
 	}
-	if !slices.Equal(arches, []string{"linux/amd64", "linux/arm64"}) {
-		t.Errorf("platforms %v, want linux/amd64 and linux/arm64", arches)
+	if !slices.Equal(got, platforms) {
+		t.Errorf("platforms %v, want the Makefile's CLI_PLATFORMS %v", got, platforms)
+	}
+}
+
+// checkKrewPlatform checks one platform entry and returns its os/arch.
+func checkKrewPlatform(t *testing.T, pl krewPlatform) string {
+	t.Helper()
+	os, arch := pl.Selector.MatchLabels["os"], pl.Selector.MatchLabels["arch"]
+	bin := "kubectl-pressure"
+	if os == "windows" {
+		bin += ".exe"
+	}
+	if want := archive("v1.2.3", os, arch); !strings.HasSuffix(pl.URI, "/v1.2.3/"+want) {
+		t.Errorf("%s/%s: uri %s, want the make dist archive %s", os, arch, pl.URI, want)
+	}
+	if len(pl.Sha256) != 64 || pl.Bin != bin {
+		t.Errorf("%s/%s: sha256 %q bin %q, want bin %q", os, arch, pl.Sha256, pl.Bin, bin)
+	}
+	var from []string
+	for _, f := range pl.Files {
+		from = append(from, f.From)
+	}
+	if !slices.Contains(from, bin) || !slices.Contains(from, "LICENSE") {
+		t.Errorf("%s/%s: files %v do not install %s and LICENSE", os, arch, from, bin)
+	}
+	return os + "/" + arch
+}
+
+// TestKubectlPressureCrossCompilesForEveryDistPlatform builds kubectl-pressure for each of
+// CLI_PLATFORMS (darwin and windows have no cgroups or Linux statfs: --local is build-tagged).
+func TestKubectlPressureCrossCompilesForEveryDistPlatform(t *testing.T) {
+	root := repoRoot(t)
+	for _, p := range cliPlatforms(t) {
+		t.Run(strings.ReplaceAll(p, "/", "-"), func(t *testing.T) {
+			goos, goarch, _ := strings.Cut(p, "/")
+			cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(t.TempDir(), "kubectl-pressure"), "./cmd/kubectl-pressure")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("GOOS=%s GOARCH=%s go build ./cmd/kubectl-pressure: %v\n%s", goos, goarch, err, out)
+			}
+		})
 	}
 }

@@ -65,7 +65,7 @@ func daemonImages(t *testing.T, root string) []images.Image {
 		}
 		var buf bytes.Buffer
 		name := "pressure.local/" + c + ":" + l2Tag
-		if err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch()); err != nil {
+		if _, err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch(), images.DaemonUser); err != nil {
 			t.Fatal(err)
 		}
 		tarball := filepath.Join(dir, c+".tar")
@@ -128,7 +128,10 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	out, err := tryHelm(t, "install", releaseName, chartDir(t), "--namespace", releaseNS, "--create-namespace",
 		"--kubeconfig", cp.Kubeconfig(), "--wait", "--timeout", "4m",
 		"--set", "image.pullPolicy=Never", "--set", "image.tag="+l2Tag,
-		"--set", "agent.hostPaths.kubeletRootDir="+node.KubeletRootDir(),
+		"--set", "agent.kubeletConfig.hostPath="+node.KubeletConfigPath(),
+		// containerd 1.6 here cannot make mounts recursively read-only (2.0+ can): the default
+		// Enabled would keep the agent from starting.
+		"--set", "agent.recursiveReadOnly=IfPossible",
 		"--set", "janitor.config.ttl=0s", "--set", "janitor.config.keepPerOwner=0")
 	if err != nil {
 		dumpPods(t, cp)
@@ -156,6 +159,18 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		return nil
 	})
 	t.Logf("agent and janitor pods Ready %s after helm install", time.Since(start).Round(time.Second))
+	// The agent's first sync publishes its node's (empty) avoidances: the chart's Role and admission
+	// policy let the deployed agent, with the token the kubelet mounted, write exactly that ConfigMap.
+	waitFor(t, "the agent's avoidance ConfigMap", 60*time.Second, func() error {
+		cm, err := c.CoreV1().ConfigMaps(releaseNS).Get(ctx, avoidPrefix+node.Name(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cm.Annotations["pressure.kube-pressure.io/node"] != node.Name() || len(cm.OwnerReferences) != 1 {
+			return fmt.Errorf("configmap %s: annotations %v, owners %v", cm.Name, cm.Annotations, cm.OwnerReferences)
+		}
+		return nil
+	})
 
 	createNamespace(t, cp, workload)
 	hog := &corev1.Pod{

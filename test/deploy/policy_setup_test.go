@@ -34,11 +34,12 @@ var accessKinds = map[string]bool{
 	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 }
 
-// installAccess renders the chart with the default values and applies its access objects.
-func installAccess(t testing.TB, cp *cluster.ControlPlane) {
+// installAccess renders the chart with the default values (and set, helm --set) and applies its
+// access objects.
+func installAccess(t testing.TB, cp *cluster.ControlPlane, set ...string) {
 	t.Helper()
 	var objs []*unstructured.Unstructured
-	for _, o := range objects(t, render(t, defaultValues)) {
+	for _, o := range objects(t, render(t, defaultValues, set...)) {
 		if accessKinds[o.GetKind()] {
 			objs = append(objs, o)
 		}
@@ -90,6 +91,16 @@ func createPod(t testing.TB, c kubernetes.Interface, namespace, name, node, serv
 // and returns a clientset that authenticates with it.
 func tokenClient(t testing.TB, cp *cluster.ControlPlane, namespace, sa string, pod *corev1.Pod) kubernetes.Interface {
 	t.Helper()
+	c, err := kubernetes.NewForConfig(tokenConfig(t, cp, namespace, sa, pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// tokenConfig is tokenClient's *rest.Config.
+func tokenConfig(t testing.TB, cp *cluster.ControlPlane, namespace, sa string, pod *corev1.Pod) *rest.Config {
+	t.Helper()
 	spec := authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}
 	if pod != nil {
 		spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
@@ -101,11 +112,7 @@ func tokenClient(t testing.TB, cp *cluster.ControlPlane, namespace, sa string, p
 	}
 	rc := rest.AnonymousClientConfig(cp.RESTConfig())
 	rc.BearerToken = tr.Status.Token
-	c, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return rc
 }
 
 // whoAmI returns the user the API server sees for c.

@@ -41,7 +41,6 @@ var agentAccess = []access{
 	{verb: "create", resource: "pods", subresource: "eviction", namespace: workload, allowed: true},
 	{verb: "get", resource: "nodes", name: "node-a", allowed: true},
 	{verb: "patch", resource: "nodes", name: "node-a", allowed: true},
-	{verb: "get", resource: "nodes", subresource: "proxy", name: "node-a", allowed: true},
 	{verb: "create", resource: "events", namespace: workload, allowed: true},
 	{verb: "patch", resource: "events", namespace: workload, allowed: true},
 
@@ -54,6 +53,10 @@ var agentAccess = []access{
 	{verb: "delete", resource: "nodes", name: "node-a"},
 	{verb: "update", resource: "nodes", name: "node-a"},
 	{verb: "create", resource: "nodes", subresource: "proxy", name: "node-a"},
+	// The kubelet config comes from the host file: no kubelet API at all (nodes/proxy get is exec
+	// on every kubelet for a token sent to it directly).
+	{verb: "get", resource: "nodes", subresource: "proxy", name: "node-a"},
+	{verb: "get", resource: "nodes", subresource: "configz", name: "node-a"},
 	{verb: "get", resource: "secrets", namespace: workload},
 	{verb: "list", resource: "configmaps"},
 	{verb: "delete", resource: "events", namespace: workload},

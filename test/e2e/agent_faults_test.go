@@ -138,7 +138,7 @@ func TestAgentRecoversFromAPIServerOutageDuringPressure(t *testing.T) {
 	// 64Mi/s to 1700Mi: crosses the agent's 456Mi at about 1592Mi, holds at 348Mi left (kubelet: 200Mi).
 	createPod(ctx, t, e, stressPod(ns, "stress", []string{"mem", "--rate", "64Mi", "--target", "1700Mi"}, "", false))
 	poll(ctx, t, "stress at 1.2Gi", func() (bool, string) {
-		v, ok := gaugeOf(a, "pressure_agent_signal_available", "signal", "allocatableMemory.available")
+		v, ok := gaugeOf(a, "pressure_agent_signal_available_bytes", "signal", "allocatableMemory.available")
 		return ok && v < float64(2048-1200)*(1<<20), fmt.Sprint(v)
 	})
 	if err := e.cp.StopAPIServer(); err != nil {
@@ -156,12 +156,12 @@ func TestAgentRecoversFromAPIServerOutageDuringPressure(t *testing.T) {
 		if code, body := httpGet("http://" + a.health + "/healthz"); code != 200 {
 			t.Errorf("healthz during the outage: %d %s", code, body)
 		}
-		if v, ok := gaugeOf(a, "pressure_agent_signal_available", "signal", "allocatableMemory.available"); ok {
+		if v, ok := gaugeOf(a, "pressure_agent_signal_available_bytes", "signal", "allocatableMemory.available"); ok {
 			minAvail = min(minAvail, v)
 		}
 		time.Sleep(time.Second)
 	}
-	if thr, _ := gaugeOf(a, "pressure_agent_signal_threshold", "signal", "allocatableMemory.available"); minAvail >= thr {
+	if thr, _ := gaugeOf(a, "pressure_agent_signal_threshold_bytes", "signal", "allocatableMemory.available"); minAvail >= thr {
 		t.Errorf("available never fell below the agent's threshold during the outage (min %v, threshold %v)", minAvail, thr)
 	}
 	if err := e.cp.StartAPIServer(ctx); err != nil {

@@ -74,6 +74,8 @@ type RunConfig struct {
 	Entrypoint []string `json:"Entrypoint"`
 	Env        []string `json:"Env"`
 	WorkingDir string   `json:"WorkingDir"`
+	// User is the default user ("uid:gid"); empty means root.
+	User string `json:"User,omitempty"`
 }
 
 // RootFS lists the uncompressed layer digests.
@@ -94,6 +96,7 @@ type imageSpec struct {
 	Path   string // absolute path inside the image, also the entrypoint
 	Binary []byte
 	Arch   string // GOARCH
+	User   string // "uid:gid" the image runs as; "" means root
 }
 
 // blob is one file under blobs/sha256.
@@ -113,13 +116,20 @@ func digestOf(b []byte) string {
 
 // writeLayout writes s as an OCI image layout tar stream to w.
 func writeLayout(w io.Writer, s imageSpec) error {
+	_, err := writeLayoutDigest(w, s)
+	return err
+}
+
+// writeLayoutDigest is writeLayout that also returns the image's manifest digest (what a pinned
+// reference name@sha256:... names).
+func writeLayoutDigest(w io.Writer, s imageSpec) (string, error) {
 	layerTar, err := layerTar(s.Path, s.Binary)
 	if err != nil {
-		return err
+		return "", err
 	}
 	layerGz, err := gzipBytes(layerTar)
 	if err != nil {
-		return err
+		return "", err
 	}
 	layer := newBlob(MediaTypeLayer, layerGz)
 	created := epoch().Format(time.RFC3339)
@@ -129,17 +139,18 @@ func writeLayout(w io.Writer, s imageSpec) error {
 			Entrypoint: []string{s.Path},
 			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			WorkingDir: "/",
+			User:       s.User,
 		},
 		RootFS:  RootFS{Type: "layers", DiffIDs: []string{digestOf(layerTar)}},
 		History: []HistoryItem{{Created: created, CreatedBy: "github.com/kube-pressure/pressure/test/images"}},
 	})
 	if err != nil {
-		return fmt.Errorf("encode config of %s: %w", s.Name, err)
+		return "", fmt.Errorf("encode config of %s: %w", s.Name, err)
 	}
 	config := newBlob(MediaTypeConfig, cfg)
 	man, err := json.Marshal(Manifest{SchemaVersion: 2, MediaType: MediaTypeManifest, Config: config.desc, Layers: []Descriptor{layer.desc}})
 	if err != nil {
-		return fmt.Errorf("encode manifest of %s: %w", s.Name, err)
+		return "", fmt.Errorf("encode manifest of %s: %w", s.Name, err)
 	}
 	manifest := newBlob(MediaTypeManifest, man)
 	top := manifest.desc
@@ -147,9 +158,9 @@ func writeLayout(w io.Writer, s imageSpec) error {
 	top.Annotations = map[string]string{AnnotationRefName: s.Name, AnnotationContainerdName: s.Name}
 	idx, err := json.Marshal(Index{SchemaVersion: 2, MediaType: MediaTypeIndex, Manifests: []Descriptor{top}})
 	if err != nil {
-		return fmt.Errorf("encode index of %s: %w", s.Name, err)
+		return "", fmt.Errorf("encode index of %s: %w", s.Name, err)
 	}
-	return writeTar(w, []tarFile{
+	return manifest.desc.Digest, writeTar(w, []tarFile{
 		{name: "oci-layout", data: []byte(`{"imageLayoutVersion":"1.0.0"}`)},
 		{name: "index.json", data: idx},
 		{name: "blobs/", dir: true},

@@ -81,11 +81,16 @@ type LadderConfig struct {
 	AllowCgroupKill bool
 }
 
-// LoopBreakerConfig is the loop ledger and taint.
+// LoopBreakerConfig is the ledger, the avoidances and the pressure taint.
 type LoopBreakerConfig struct {
 	Enabled          bool
 	TaintKey         string
+	TaintHysteresis  time.Duration
 	Window, Cooldown time.Duration
+	LoopEvictions    int
+	LoopCooldown     time.Duration
+	// AvoidanceNamespace "" = no avoidance ConfigMap.
+	AvoidanceNamespace, AvoidanceNamePrefix string
 }
 
 // Paths are the host paths as the agent sees them.
@@ -106,10 +111,9 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		Ladder: LadderConfig{PDBFallbackWait: c.Eviction.PDBFallbackWait.Duration,
 			AllowDelete: *c.Eviction.AllowDelete, AllowCgroupKill: *c.Eviction.AllowCgroupKill},
 		MaxEvictionsPerMinute: int(*c.MaxEvictionsPerMinute),
-		LoopBreaker: LoopBreakerConfig{Enabled: *c.LoopBreaker.Enabled, TaintKey: *c.LoopBreaker.TaintKey,
-			Window: c.LoopBreaker.Window.Duration, Cooldown: c.LoopBreaker.Cooldown.Duration},
-		DryRun:             *c.DryRun,
-		MetricsBindAddress: *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,
+		LoopBreaker:           convertLoopBreaker(c.LoopBreaker),
+		DryRun:                *c.DryRun,
+		MetricsBindAddress:    *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,
 		Paths: Paths{CgroupRoot: *c.CgroupRoot, ProcRoot: *c.ProcRoot, KubeletRootDir: *c.KubeletRootDir,
 			ImageFsDir: *c.ImageFsDir},
 	}
@@ -147,4 +151,11 @@ func parseHeadroom(signal, v string) (Headroom, error) {
 		return Headroom{}, fmt.Errorf("quantity %q must not be negative", v)
 	}
 	return Headroom{Signal: signal, Quantity: &q}, nil
+}
+
+func convertLoopBreaker(lb *LoopBreaker) LoopBreakerConfig {
+	return LoopBreakerConfig{Enabled: *lb.Enabled, TaintKey: *lb.TaintKey, TaintHysteresis: lb.TaintHysteresis.Duration,
+		Window: lb.Window.Duration, Cooldown: lb.Cooldown.Duration, LoopEvictions: int(*lb.LoopEvictions),
+		LoopCooldown: lb.LoopCooldown.Duration, AvoidanceNamespace: *lb.AvoidanceNamespace,
+		AvoidanceNamePrefix: *lb.AvoidanceNamePrefix}
 }

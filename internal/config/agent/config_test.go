@@ -48,7 +48,8 @@ func defaults(node string) Config {
 		Ladder:                LadderConfig{PDBFallbackWait: 5 * time.Second, AllowDelete: true},
 		MaxEvictionsPerMinute: 10,
 		LoopBreaker: LoopBreakerConfig{Enabled: true, TaintKey: "pressure.kube-pressure.io/evicting",
-			Window: 10 * time.Minute, Cooldown: 5 * time.Minute},
+			TaintHysteresis: 10 * time.Second, Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopEvictions: 2,
+			LoopCooldown: 30 * time.Minute, AvoidanceNamePrefix: "pressure-avoid-"},
 		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
 		Paths: Paths{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc", KubeletRootDir: "/var/lib/kubelet"},
 	}
@@ -74,7 +75,9 @@ func TestValidFiles(t *testing.T) {
 	full.Notifiers = NotifierConfig{PSI: true, PollInterval: 250 * time.Millisecond}
 	full.Ladder = LadderConfig{AllowDelete: true, AllowCgroupKill: true}
 	full.MaxEvictionsPerMinute = 30
-	full.LoopBreaker = LoopBreakerConfig{Enabled: true, TaintKey: "example.com/evicting", Window: 30 * time.Minute, Cooldown: 15 * time.Minute}
+	full.LoopBreaker = LoopBreakerConfig{Enabled: true, TaintKey: "example.com/evicting", TaintHysteresis: 30 * time.Second,
+		Window: 30 * time.Minute, Cooldown: 15 * time.Minute, LoopEvictions: 3, LoopCooldown: time.Hour,
+		AvoidanceNamespace: "pressure-system", AvoidanceNamePrefix: "pressure-agent-avoid-"}
 	full.DryRun = true
 	full.MetricsBindAddress, full.HealthProbeBindAddress = "127.0.0.1:9090", ":9091"
 	full.Paths = Paths{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc", KubeletRootDir: "/data/kubelet", ImageFsDir: "/data/containerd"}

@@ -19,6 +19,10 @@ const (
 	DefaultTaintKey               = "pressure.kube-pressure.io/evicting"
 	DefaultLoopWindow             = 10 * time.Minute
 	DefaultLoopCooldown           = 5 * time.Minute
+	DefaultTaintHysteresis        = 10 * time.Second
+	DefaultLoopEvictions          = 2
+	DefaultLoopAvoidance          = 30 * time.Minute
+	DefaultAvoidanceNamePrefix    = "pressure-avoid-"
 	DefaultMetricsBindAddress     = ":8080"
 	DefaultHealthProbeBindAddress = ":8081"
 	DefaultCgroupRoot             = "/sys/fs/cgroup"
@@ -101,6 +105,13 @@ func setLoopBreaker(c *AgentConfiguration) {
 	setString(&c.LoopBreaker.TaintKey, DefaultTaintKey)
 	setDuration(&c.LoopBreaker.Window, DefaultLoopWindow)
 	setDuration(&c.LoopBreaker.Cooldown, DefaultLoopCooldown)
+	setDuration(&c.LoopBreaker.TaintHysteresis, DefaultTaintHysteresis)
+	if c.LoopBreaker.LoopEvictions == nil {
+		c.LoopBreaker.LoopEvictions = i32(DefaultLoopEvictions)
+	}
+	setDuration(&c.LoopBreaker.LoopCooldown, DefaultLoopAvoidance)
+	setString(&c.LoopBreaker.AvoidanceNamespace, "")
+	setString(&c.LoopBreaker.AvoidanceNamePrefix, DefaultAvoidanceNamePrefix)
 }
 
 func setString(p **string, v string) {

@@ -79,14 +79,26 @@ type Eviction struct {
 	AllowCgroupKill *bool `json:"allowCgroupKill,omitempty"`
 }
 
-// LoopBreaker configures the eviction-loop ledger and taint.
+// LoopBreaker configures the eviction ledger, the per-workload avoidance and the pressure taint.
 type LoopBreaker struct {
-	// Enabled turns loop detection and the taint on.
+	// Enabled turns the ledger's avoidances, loop detection and the taint on.
 	Enabled *bool `json:"enabled,omitempty"`
-	// TaintKey is the key of the NoSchedule taint put on the node while a loop is being broken.
+	// TaintKey is the key of the NoSchedule taint put on the node while it is under pressure.
 	TaintKey *string `json:"taintKey,omitempty"`
-	// Window: a replacement of a pod evicted at most Window ago that lands on the node is a loop.
+	// TaintHysteresis is how long the taint stays after the pressure ended.
+	TaintHysteresis *metav1.Duration `json:"taintHysteresis,omitempty"`
+	// Window: evictions of the same workload at most Window apart count together for loop detection.
 	Window *metav1.Duration `json:"window,omitempty"`
-	// Cooldown is how long the taint stays after the last loop.
+	// Cooldown is how long new pods of an evicted workload avoid the node.
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
+	// LoopEvictions: a replacement evicted again is a loop when the workload has at least this many
+	// evictions on the node within the window.
+	LoopEvictions *int32 `json:"loopEvictions,omitempty"`
+	// LoopCooldown is how long new pods of a workload in a loop avoid the node.
+	LoopCooldown *metav1.Duration `json:"loopCooldown,omitempty"`
+	// AvoidanceNamespace is where the agent writes its node's avoidance ConfigMap (the parameters of the
+	// chart's MutatingAdmissionPolicy); empty writes none (avoidances are then only recorded).
+	AvoidanceNamespace *string `json:"avoidanceNamespace,omitempty"`
+	// AvoidanceNamePrefix prefixes the node name in the ConfigMap's name.
+	AvoidanceNamePrefix *string `json:"avoidanceNamePrefix,omitempty"`
 }

@@ -105,6 +105,17 @@ func (v *validator) loopBreaker(lb *LoopBreaker) {
 	v.check(len(msgs) == 0, "loopBreaker.taintKey", *lb.TaintKey, fmt.Sprint(msgs))
 	v.check(lb.Window.Duration > 0, "loopBreaker.window", lb.Window.Duration, "must be positive")
 	v.check(lb.Cooldown.Duration > 0, "loopBreaker.cooldown", lb.Cooldown.Duration, "must be positive")
+	v.check(lb.TaintHysteresis.Duration >= 0, "loopBreaker.taintHysteresis", lb.TaintHysteresis.Duration, "must not be negative")
+	v.check(*lb.LoopEvictions >= 2, "loopBreaker.loopEvictions", *lb.LoopEvictions, "must be at least 2")
+	v.check(lb.LoopCooldown.Duration >= lb.Cooldown.Duration, "loopBreaker.loopCooldown", lb.LoopCooldown.Duration,
+		"must be at least loopBreaker.cooldown")
+	if ns := *lb.AvoidanceNamespace; ns != "" {
+		msgs := validation.IsDNS1123Label(ns)
+		v.check(len(msgs) == 0, "loopBreaker.avoidanceNamespace", ns, fmt.Sprint(msgs))
+	}
+	msgs = validation.IsDNS1123Subdomain(*lb.AvoidanceNamePrefix + "node")
+	v.check(*lb.AvoidanceNamePrefix != "" && len(msgs) == 0, "loopBreaker.avoidanceNamePrefix", *lb.AvoidanceNamePrefix,
+		"must be a non-empty prefix of an object name (lower case alphanumerics, '-' and '.')")
 }
 
 func (v *validator) address(field, addr string) {

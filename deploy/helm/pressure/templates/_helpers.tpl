@@ -45,13 +45,30 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{/* Image reference of one component: (dict "ctx" $ "img" .Values.agent.image). */}}
+{{/* Image reference of one component: (dict "ctx" $ "img" .Values.agent.image). With a digest,
+the reference is pinned: <repository>@sha256:... (the tag is then ignored). */}}
 {{- define "pressure.image" -}}
 {{- $tag := .img.tag | default .ctx.Values.image.tag | default .ctx.Chart.AppVersion -}}
-{{- if .ctx.Values.image.registry -}}
-{{- printf "%s/%s:%s" .ctx.Values.image.registry .img.repository $tag -}}
+{{- $repo := .img.repository -}}
+{{- if .ctx.Values.image.registry -}}{{- $repo = printf "%s/%s" .ctx.Values.image.registry .img.repository -}}{{- end -}}
+{{- if .img.digest -}}
+{{- if not (regexMatch "^sha256:[0-9a-f]{64}$" .img.digest) -}}
+{{- fail (printf "image digest %q of %s: want sha256: and 64 lowercase hex digits" .img.digest .img.repository) -}}
+{{- end -}}
+{{- printf "%s@%s" $repo .img.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .img.repository $tag -}}
+{{- printf "%s:%s" $repo $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Values the agent's templates cannot render safely with. */}}
+{{- define "pressure.agent.checkValues" -}}
+{{- $a := .Values.agent -}}
+{{- if not (has $a.kubeletConfig.source (list "file" "nodeProxy")) -}}
+{{- fail (printf "agent.kubeletConfig.source %q: want file or nodeProxy" $a.kubeletConfig.source) -}}
+{{- end -}}
+{{- if not (has $a.recursiveReadOnly (list "Enabled" "IfPossible" "Disabled")) -}}
+{{- fail (printf "agent.recursiveReadOnly %q: want Enabled, IfPossible or Disabled" $a.recursiveReadOnly) -}}
 {{- end -}}
 {{- end -}}
 
@@ -59,10 +76,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "pressure.agent.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.agent.fullname" . }}{{- end -}}
 {{- define "pressure.janitor.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.janitor.fullname" . }}{{- end -}}
 
-{{/* The agent's container securityContext: values, plus CAP_KILL for the cgroup-kill rung. */}}
+{{/* The agent's container securityContext: values (non-root), or for the cgroup-kill rung root
+with CAP_KILL (signalling other users' processes needs both: a non-root process gets no effective
+capabilities). */}}
 {{- define "pressure.agent.securityContext" -}}
 {{- $sc := deepCopy .Values.agent.securityContext -}}
 {{- if .Values.agent.cgroupKill.enabled -}}
+{{- $_ := set $sc "runAsUser" 0 -}}
+{{- $_ := set $sc "runAsGroup" 0 -}}
+{{- $_ := set $sc "runAsNonRoot" false -}}
 {{- $caps := default dict $sc.capabilities -}}
 {{- $add := default list $caps.add -}}
 {{- if not (has "KILL" $add) -}}{{- $add = append $add "KILL" -}}{{- end -}}
@@ -70,4 +92,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- $_ := set $sc "capabilities" $caps -}}
 {{- end -}}
 {{- toYaml $sc -}}
+{{- end -}}
+
+{{/* "true" when the cluster serves MutatingAdmissionPolicy v1 (Kubernetes 1.36+), else "". */}}
+{{- define "pressure.agent.avoidance" -}}
+{{- if or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version) -}}true{{- end -}}
 {{- end -}}

@@ -25,7 +25,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: cluster up [--node [--pods-memory 2Gi] [--kubelet-config FILE]] | down | env  (state in $PRESSURE_STATE)")
+		return errors.New("usage: cluster up [--node [--pods-memory 2Gi] [--kubelet-config FILE]] | down | env | node-lock  (state in $PRESSURE_STATE)")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	node := fs.Bool("node", false, "also start containerd and a kubelet (level 2; needs root)")
@@ -44,6 +44,11 @@ func run(args []string) error {
 		return up(*stateDir, *node, kc)
 	case "down":
 		return cluster.Down(*stateDir)
+	case "node-lock":
+		// Before the level-2 tests: say at once who holds the node lock and wait for it with a
+		// line every 30 s; a detached cluster (make demo) fails at once with how to stop it.
+		say := func(s string) { fmt.Fprintln(os.Stderr, "cluster:", s) }
+		return cluster.WaitNodeLock(context.Background(), cluster.NodeLockPath, say, 30*time.Second)
 	case "env":
 		s, err := cluster.ReadState(cluster.StatePath(*stateDir))
 		if err != nil {
@@ -52,7 +57,7 @@ func run(args []string) error {
 		fmt.Printf("export KUBECONFIG=%s\n", s.Kubeconfig)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: want up, down or env", args[0])
+	return fmt.Errorf("unknown command %q: want up, down, env or node-lock", args[0])
 }
 
 func up(stateDir string, node bool, kc *kubeletv1beta1.KubeletConfiguration) error {

@@ -1,0 +1,141 @@
+//go:build linux
+
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/explain"
+	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/source"
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/procfs"
+	"github.com/kube-pressure/pressure/internal/source/statfs"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// defaultCgroupRoot is the default of --cgroup-root.
+const defaultCgroupRoot = cgroupfs.DefaultRoot
+
+// LocalInput reads the node this runs on through internal/source and returns the explain input: live
+// signals stamped with now, thresholds from opts.KubeletConfig or the kubelet's defaults, and capacity
+// for the allocatable math from MemTotal (memory), statfs of the kubelet root dir (ephemeral-storage)
+// and min(pid_max, threads-max) (pid). Signals that cannot be read become warnings, never zeros; only
+// an unreadable or invalid kubelet config is an error.
+func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
+	cfg, err := localConfig(opts.KubeletConfig)
+	if err != nil {
+		return explain.Input{}, err
+	}
+	in := explain.Input{Node: opts.Node, Source: LocalSource, Now: now, Config: cfg, Capacity: map[string]int64{}}
+	proc := procfs.NewReader(opts.ProcRoot)
+	node := &source.Node{Proc: proc}
+	if layout, err := (cgroupfs.Detector{Root: opts.CgroupRoot}).Detect(); err != nil {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("memory.available, allocatableMemory.available and pod "+
+			"usage are not observed: %v", err))
+	} else {
+		node.Cgroup = &cgroupfs.Reader{Layout: layout}
+	}
+	nodefs := isDir(opts.KubeletRootDir)
+	if nodefs {
+		node.Disk = &statfs.Reader{NodefsPath: opts.KubeletRootDir, ImagefsPath: existingDir(opts.RuntimeRoot), Statfser: statfs.Unix{}}
+	} else {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("nodefs is not observed: kubelet root dir %s does not exist "+
+			"(set --kubelet-root-dir)", opts.KubeletRootDir))
+	}
+	if !isDir(opts.RuntimeRoot) {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("imagefs is not observed: runtime root %s does not exist "+
+			"(set --runtime-root)", opts.RuntimeRoot))
+	}
+	snap, err := node.Snapshot(now)
+	in.Warnings = append(in.Warnings, errorLines(err)...)
+	if !nodefs && isDir(opts.RuntimeRoot) {
+		in.Warnings = append(in.Warnings, imagefsOnly(&snap, opts.RuntimeRoot, now)...)
+	}
+	in.Snapshot = snap
+	if total, err := proc.MemTotal(); err == nil {
+		in.Capacity[threshold.ResourceMemory] = int64(total)
+	}
+	if o, ok := snap.Observations[signal.NodeFsAvailable]; ok {
+		in.Capacity[threshold.ResourceEphemeralStorage] = o.Capacity
+	}
+	if o, ok := snap.Observations[signal.PIDAvailable]; ok {
+		in.Capacity[threshold.ResourcePID] = o.Capacity
+	}
+	return in, nil
+}
+
+// localConfig parses the eviction configuration of file, or the kubelet's defaults when file is "".
+func localConfig(file string) (threshold.Config, error) {
+	var tin threshold.Input
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return threshold.Config{}, fmt.Errorf("--kubelet-config: %w", err)
+		}
+		defer f.Close()
+		kc, err := kubeconv.LoadKubeletConfig(f, file)
+		if err != nil {
+			return threshold.Config{}, err
+		}
+		tin = kc.ThresholdInput()
+	}
+	cfg, err := threshold.ParseConfig(tin)
+	if err != nil {
+		name := file
+		if name == "" {
+			name = "kubelet defaults"
+		}
+		return threshold.Config{}, &FileError{File: name, Err: err}
+	}
+	return cfg, nil
+}
+
+// imagefsOnly observes imagefs and containerfs when nodefs cannot be: the layout is then unknown and
+// reported as shared, the kubelet's default.
+func imagefsOnly(snap *signal.Snapshot, runtimeRoot string, now time.Time) []string {
+	res, err := (&statfs.Reader{NodefsPath: runtimeRoot, ImagefsPath: runtimeRoot, Statfser: statfs.Unix{}}).Observe(now)
+	if err != nil {
+		return errorLines(err)
+	}
+	for _, sig := range []signal.Signal{signal.ImageFsAvailable, signal.ImageFsInodesFree,
+		signal.ContainerFsAvailable, signal.ContainerFsInodesFree} {
+		if o, ok := res.Observations[sig]; ok {
+			snap.Observations[sig] = o
+		}
+	}
+	return []string{"filesystem layout unknown without nodefs: imagefs is assumed to share it"}
+}
+
+// errorLines splits a joined error into one warning per line, sorted (the readers' errors come
+// from map iteration).
+func errorLines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func existingDir(p string) string {
+	if isDir(p) {
+		return p
+	}
+	return ""
+}

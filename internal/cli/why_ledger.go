@@ -1,0 +1,38 @@
+package cli
+
+// Reading pressure-agent's ledger for `why`: kept in this one file so a change of the ledger's format
+// (internal/actuate) touches only this reader.
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/why"
+)
+
+// ledgerEntries returns the agent's ledger entries on node for the pod uid; a ledger that cannot be
+// decoded is a problem to report, not an error.
+func ledgerEntries(node *corev1.Node, uid string) ([]why.LedgerEntry, string) {
+	raw, ok := node.Annotations[actuate.LedgerAnnotation]
+	if !ok || uid == "" {
+		return nil, ""
+	}
+	l, err := actuate.ReadLedger(strings.NewReader(raw), actuate.LedgerPolicy{})
+	if err != nil {
+		return nil, "node " + node.Name + ": annotation " + actuate.LedgerAnnotation + ": " + err.Error()
+	}
+	var out []why.LedgerEntry
+	for _, e := range l.Entries() {
+		if string(e.UID) != uid {
+			continue
+		}
+		owner := ""
+		if e.Owner.Kind != "" {
+			owner = e.Owner.Kind + "/" + e.Owner.Name
+		}
+		out = append(out, why.LedgerEntry{Signal: e.Signal, Rung: string(e.Rung), At: e.At, SettledAt: e.SettledAt, Owner: owner})
+	}
+	return out, ""
+}

@@ -1,0 +1,188 @@
+package deploy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Template tests of issue 17 (docs/security.md): what the chart mounts, grants and runs as.
+
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// volumesOf maps the volume names of the pod spec to their source kind (hostPath, emptyDir, ...)
+// and, for hostPath, the path.
+func volumesOf(t *testing.T, spec map[string]any) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range spec["volumes"].([]any) {
+		v := v.(map[string]any)
+		name := v["name"].(string)
+		switch {
+		case v["hostPath"] != nil:
+			out[name] = "hostPath:" + v["hostPath"].(map[string]any)["path"].(string)
+		case v["emptyDir"] != nil:
+			out[name] = "emptyDir"
+		case v["configMap"] != nil:
+			out[name] = "configMap"
+		default:
+			out[name] = "other"
+		}
+	}
+	return out
+}
+
+func TestAgentGetsNoKubeletAPIAndNoKubeletFilesByDefault(t *testing.T) {
+	objs := objects(t, render(t, defaultValues))
+	if role := find(t, objs, "ClusterRole", "pressure-agent"); hasRule(role, "nodes/proxy") {
+		t.Errorf("the agent's ClusterRole grants nodes/proxy (exec on every kubelet): %v", role.Object["rules"])
+	}
+	vap := find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node")
+	if b, _ := json.Marshal(vap.Object); strings.Contains(string(b), "nodes/proxy") {
+		t.Errorf("the agent's policy still matches nodes/proxy without source nodeProxy")
+	}
+	ds := find(t, objs, "DaemonSet", "pressure-agent")
+	got := volumesOf(t, podSpec(t, ds))
+	want := map[string]string{
+		"cgroup": "hostPath:/sys/fs/cgroup", "nodefs": "emptyDir",
+		"kubelet-config": "hostPath:/var/lib/kubelet/config.yaml", "config": "configMap",
+	}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("agent volumes (-got +want):\n%s", d)
+	}
+	ac := configFile(t, objs, "pressure-agent")
+	for _, line := range []string{"kubeletConfigFile: /etc/kubelet-host/config.yaml", "kubeletRootDir: /host/var/lib/kubelet"} {
+		if !strings.Contains(ac, line) {
+			t.Errorf("agent configuration lacks %q:\n%s", line, ac)
+		}
+	}
+	// The opt-in host mount of the kubelet root dir.
+	ds = find(t, objects(t, render(t, defaultValues, "agent.hostPaths.kubeletRootDir=/var/lib/kubelet")), "DaemonSet", "pressure-agent")
+	if got := volumesOf(t, podSpec(t, ds))["nodefs"]; got != "hostPath:/var/lib/kubelet" {
+		t.Errorf("with agent.hostPaths.kubeletRootDir set, nodefs volume %q, want hostPath:/var/lib/kubelet", got)
+	}
+}
+
+func TestNodeProxySourceGrantsNodesProxyAndAdmitsExactlyConfigz(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.kubeletConfig.source=nodeProxy"))
+	if role := find(t, objs, "ClusterRole", "pressure-agent"); !hasRule(role, "nodes/proxy") {
+		t.Errorf("source nodeProxy: the agent's ClusterRole lacks nodes/proxy: %v", role.Object["rules"])
+	}
+	b, err := json.Marshal(find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node").Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := string(b)
+	if !strings.Contains(policy, "object.?path.orValue('') in ['configz', '/configz']") || strings.Contains(policy, "matches(") {
+		t.Errorf("the /configz rule is not an exact match:\n%s", policy)
+	}
+	if got := volumesOf(t, podSpec(t, find(t, objs, "DaemonSet", "pressure-agent"))); got["kubelet-config"] != "" {
+		t.Errorf("source nodeProxy still mounts the kubelet config file: %v", got)
+	}
+	if ac := configFile(t, objs, "pressure-agent"); strings.Contains(ac, "kubeletConfigFile") {
+		t.Errorf("source nodeProxy: the agent configuration names a kubelet config file:\n%s", ac)
+	}
+}
+
+func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{name: "default", want: "Enabled"},
+		{name: "host kubelet root dir and kill rung", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
+		{name: "older runtime", set: []string{"agent.recursiveReadOnly=IfPossible"}, want: "IfPossible"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
+			vols := volumesOf(t, podSpec(t, ds))
+			hostMounts := 0
+			for _, m := range container(t, ds)["volumeMounts"].([]any) {
+				m := m.(map[string]any)
+				if !strings.HasPrefix(vols[m["name"].(string)], "hostPath:") {
+					continue
+				}
+				hostMounts++
+				if m["readOnly"] != true || m["recursiveReadOnly"] != tc.want || m["mountPropagation"] != "None" {
+					t.Errorf("host mount %v: want readOnly true, recursiveReadOnly %s, mountPropagation None", m, tc.want)
+				}
+			}
+			if hostMounts == 0 {
+				t.Fatal("no host mount found")
+			}
+		})
+	}
+}
+
+func TestAgentRunsAsNonRootUnlessTheKillRungIsOn(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		set         []string
+		wantNonRoot bool
+		wantUser    any
+	}{
+		{name: "default", wantNonRoot: true, wantUser: nil},
+		{name: "cgroup kill", set: []string{"agent.cgroupKill.enabled=true"}, wantNonRoot: false, wantUser: float64(0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
+			sc := container(t, ds)["securityContext"].(map[string]any)
+			if sc["runAsNonRoot"] != tc.wantNonRoot || sc["runAsUser"] != tc.wantUser {
+				t.Errorf("securityContext runAsNonRoot=%v runAsUser=%v, want %v %v", sc["runAsNonRoot"], sc["runAsUser"], tc.wantNonRoot, tc.wantUser)
+			}
+		})
+	}
+}
+
+func TestJanitorRunsAsTheImagesNonRootUser(t *testing.T) {
+	dep := find(t, objects(t, render(t, defaultValues)), "Deployment", "pressure-janitor")
+	psc := podSpec(t, dep)["securityContext"].(map[string]any)
+	if psc["runAsNonRoot"] != true || psc["runAsUser"] != nil || psc["runAsGroup"] != nil {
+		t.Errorf("janitor pod securityContext %v: want runAsNonRoot true and the image's user (no runAsUser/runAsGroup)", psc)
+	}
+}
+
+func TestImagesCanBePinnedByDigest(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.image.digest="+testDigest, "image.tag=v1"))
+	if got, want := container(t, find(t, objs, "DaemonSet", "pressure-agent"))["image"], "pressure.local/pressure-agent@"+testDigest; got != want {
+		t.Errorf("agent image %v, want %v", got, want)
+	}
+	if got, want := container(t, find(t, objs, "Deployment", "pressure-janitor"))["image"], "pressure.local/pressure-janitor:v1"; got != want {
+		t.Errorf("janitor image %v, want %v (no digest set)", got, want)
+	}
+	dep := find(t, objects(t, render(t, allValues)), "Deployment", "pressure-all-janitor")
+	if got, want := container(t, dep)["image"], "registry.example.com/pressure/janitor@"+testDigest; got != want {
+		t.Errorf("all-values janitor image %v, want %v", got, want)
+	}
+}
+
+func TestBadSecurityValuesAreRefusedNamingTheValue(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"agent.image.digest=sha256:abc", `image digest "sha256:abc" of pressure-agent`},
+		{"janitor.image.digest=latest", `image digest "latest" of pressure-janitor`},
+		{"agent.kubeletConfig.source=configz", `agent.kubeletConfig.source "configz": want file or nodeProxy`},
+		{"agent.recursiveReadOnly=Yes", `agent.recursiveReadOnly "Yes": want Enabled, IfPossible or Disabled`},
+		{"agent.kubeletConfig.hostPath=", "agent.kubeletConfig.hostPath is required"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			_, err := tryHelm(t, "template", releaseName, chartDir(t), "--namespace", releaseNS, "--kube-version", kubeVersion, "--set", tc.set)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("helm template --set %s: %v, want an error with %q", tc.set, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAgentNodePolicyFollowsTheConfiguredTaintKey(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.config.loopBreaker.taintKey=example.com/evicting"))
+	b, err := json.Marshal(find(t, objs, "ValidatingAdmissionPolicy", "pressure-agent-own-node").Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(b); !strings.Contains(p, "t.key == 'example.com/evicting'") || strings.Contains(p, "pressure.kube-pressure.io/evicting") {
+		t.Errorf("the Node rule does not use the configured taint key example.com/evicting:\n%s", p)
+	}
+}
