@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -97,7 +98,13 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 	}
 	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
 		float64(o.pods)/time.Since(start).Seconds())
-	j, err := startJanitorProcess(ctx, bin, cp.Kubeconfig(), dir, o)
+
+	// Memory: a janitor with a 1 h TTL caches every pod and deletes none.
+	if err := measureMemory(ctx, o, bin, cp.Kubeconfig(), dir); err != nil {
+		return err
+	}
+
+	j, err := startJanitorProcess(ctx, bin, cp.Kubeconfig(), dir, o, 0, "janitor")
 	if err != nil {
 		return err
 	}
@@ -108,8 +115,32 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 	}
 	took := time.Since(began)
 	first, last := watch.span(began)
+	janitorRate := float64(o.pods-1) / last.Sub(first).Seconds()
 	fmt.Printf("janitor, backlog: cleaned %d pods in %s (from janitor start), %.0f deletions/s (first to last deletion)\n",
-		o.pods, took.Round(time.Millisecond), float64(o.pods-1)/last.Sub(first).Seconds())
+		o.pods, took.Round(time.Millisecond), janitorRate)
+	cpuBacklog, _, err := j.usage()
+	if err != nil {
+		return err
+	}
+
+	// Ceiling: the same number of pods, deleted by a plain client with as many workers and no
+	// rate limit, while the janitor is stopped (SIGSTOP) so it does not compete.
+	if err := j.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	if _, err := w.evictAll(ctx, "c"); err != nil {
+		return err
+	}
+	ceiling, err := plainDelete(ctx, w.client, o.workers, watch, w)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("plain delete client (%d workers, no rate limit), backlog: %.0f deletions/s; janitor/ceiling = %.2f\n",
+		o.workers, ceiling, janitorRate/ceiling)
+	if err := j.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+
 	r, err := streamPhase(ctx, w, watch, o, "s", 0)
 	if err != nil {
 		return err
@@ -119,7 +150,34 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 	if err != nil {
 		return err
 	}
-	fmt.Printf("janitor process: %.1f s CPU for %d deletions (%.1f ms per deletion), peak RSS %d MiB\n",
-		cpu.Seconds(), 2*o.pods, float64(cpu.Milliseconds())/float64(2*o.pods), rss>>20)
+	fmt.Printf("janitor process: %.1f s CPU for %d deletions (backlog %.2f ms per deletion), peak RSS %d MiB\n",
+		cpu.Seconds(), 2*o.pods, float64(cpuBacklog.Microseconds())/1000/float64(o.pods), rss>>20)
+	return nil
+}
+
+// measureMemory starts a janitor that keeps every pod (ttl 1h), waits for its cache to sync and
+// reads its heap and RSS.
+func measureMemory(ctx context.Context, o options, bin, kubeconfig, dir string) error {
+	j, err := startJanitorProcess(ctx, bin, kubeconfig, dir, o, time.Hour, "janitor-memory")
+	if err != nil {
+		return err
+	}
+	defer j.stop()
+	began := time.Now()
+	if err := j.waitReady(ctx, o.timeout); err != nil {
+		return err
+	}
+	synced := time.Since(began)
+	time.Sleep(5 * time.Second) // let the first decisions settle
+	heap, rss, err := j.memory()
+	if err != nil {
+		return err
+	}
+	_, peak, err := j.usage()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("janitor memory with %d terminal pods cached (ttl 1h): synced in %s; heap in use %d MiB, RSS %d MiB, peak RSS %d MiB\n",
+		o.pods, synced.Round(time.Millisecond), heap>>20, rss>>20, peak>>20)
 	return nil
 }

@@ -41,7 +41,8 @@ func toCached(obj any) (any, error) {
 		return o, nil
 	case *v1.Pod:
 		info := FromPod(o)
-		c := &cachedPod{info: info, requests: formatList(quantities(info.Requests)), limits: formatList(quantities(info.Limits))}
+		c := &cachedPod{info: info, requests: internString(formatList(quantities(info.Requests))),
+			limits: internString(formatList(quantities(info.Limits)))}
 		c.info.Labels, c.info.Requests, c.info.Limits = nil, nil, nil
 		intern(&c.info)
 		return c, nil
@@ -52,12 +53,17 @@ func toCached(obj any) (any, error) {
 // intern shares the strings that repeat across pods (namespace, node, owner, reason).
 func intern(p *PodInfo) {
 	for _, s := range []*string{&p.Namespace, &p.Node, &p.Reason, &p.Owner.APIVersion, &p.Owner.Kind, &p.Owner.Name, &p.Owner.UID} {
-		if *s != "" {
-			*s = unique.Make(*s).Value()
-		}
+		*s = internString(*s)
 	}
 	p.Phase = v1.PodPhase(unique.Make(string(p.Phase)).Value())
 	p.QOS = v1.PodQOSClass(unique.Make(string(p.QOS)).Value())
+}
+
+func internString(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
 }
 
 // parseList reverses formatList; quantities that do not parse are dropped (they came from a

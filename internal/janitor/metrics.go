@@ -3,6 +3,7 @@ package janitor
 import (
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,30 +31,50 @@ const (
 	ResultConflict = "conflict"
 )
 
-var (
-	skippedDesc = prometheus.NewDesc("pressure_janitor_pods_skipped",
-		"Cached pods that are not deleted, by skip reason, at scrape time.", []string{"reason"}, nil)
-	pendingDesc = prometheus.NewDesc("pressure_janitor_pods_pending",
-		"Cached pods that match the policy and wait for their TTL, by namespace, at scrape time.", []string{"namespace"}, nil)
-)
+// censusCollector reports the leading controller's Census through two gauge vectors, reset on
+// every scrape.
+type censusCollector struct {
+	m                *Metrics
+	mu               sync.Mutex
+	skipped, pending *prometheus.GaugeVec
+}
 
-// censusCollector reports the leading controller's Census.
-type censusCollector struct{ m *Metrics }
+func newCensusCollector(m *Metrics) *censusCollector {
+	return &censusCollector{m: m,
+		skipped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pressure_janitor_pods_skipped",
+			Help: "Cached pods that are not deleted, by skip reason, at scrape time.",
+		}, []string{"reason"}),
+		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pressure_janitor_pods_pending",
+			Help: "Cached pods that match the policy and wait for their TTL, by namespace, at scrape time.",
+		}, []string{"namespace"}),
+	}
+}
 
-func (c censusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- skippedDesc; ch <- pendingDesc }
+func (c *censusCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.skipped.Describe(ch)
+	c.pending.Describe(ch)
+}
 
-func (c censusCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *censusCollector) Collect(ch chan<- prometheus.Metric) {
 	f := c.m.census.Load()
 	if f == nil {
 		return
 	}
 	cs := (*f)()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skipped.Reset()
+	c.pending.Reset()
 	for reason, n := range cs.Skipped {
-		ch <- prometheus.MustNewConstMetric(skippedDesc, prometheus.GaugeValue, float64(n), string(reason))
+		c.skipped.WithLabelValues(string(reason)).Set(float64(n))
 	}
 	for ns, n := range cs.Pending {
-		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n), ns)
+		c.pending.WithLabelValues(ns).Set(float64(n))
 	}
+	c.skipped.Collect(ch)
+	c.pending.Collect(ch)
 }
 
 func (m *Metrics) setCensus(f func() Census) {
@@ -96,7 +117,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "1 while this replica holds the lease (or runs without leader election).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.deleted, m.errors, m.notApplied, m.passes, m.leader, censusCollector{m}} {
+	for _, c := range []prometheus.Collector{m.deleted, m.errors, m.notApplied, m.passes, m.leader, newCensusCollector(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("register janitor metrics"), err)
 		}
