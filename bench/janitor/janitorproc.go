@@ -19,6 +19,7 @@ type janitorProc struct {
 	cmd                  *exec.Cmd
 	log                  *os.File
 	metrics, healthProbe string // host:port
+	stopped              bool
 }
 
 func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, ttl time.Duration, name string) (*janitorProc, error) {
@@ -136,7 +137,12 @@ func (j *janitorProc) usage() (time.Duration, int64, error) {
 	return cpu, hwm, sc.Err()
 }
 
+// stop ends the process once (later calls do nothing).
 func (j *janitorProc) stop() {
+	if j.stopped {
+		return
+	}
+	j.stopped = true
 	_ = j.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = j.cmd.Wait(); close(done) }()

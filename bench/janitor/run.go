@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -43,14 +42,18 @@ func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo,
 	threshold := int32(0) // pod GC's terminated-pod rule off while the janitor is measured
 	if name == "podgc" {
 		threshold = int32(o.gcThreshold)
-	} else if name != "janitor" {
+	} else if name != "janitor" && name != "memory" {
 		return fmt.Errorf("unknown contender %q", name)
 	}
 	dir, err := os.MkdirTemp("", "bench-janitor-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if o.keepDir {
+		fmt.Printf("# %s: directory %s kept\n", name, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	// The ReplicaSet controller would delete the fixture pods (ReplicaSets scaled to zero) before
 	// they are evicted; the garbage collector and the pod GC keep running.
 	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, TerminatedPodGCThreshold: &threshold,
@@ -81,15 +84,41 @@ func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo,
 		r.print(fmt.Sprintf("pod GC (threshold %d), stream", o.gcThreshold))
 		return nil
 	}
+	if name == "memory" {
+		return benchMemory(ctx, o, w, cp, repo, dir)
+	}
 	return benchJanitor(ctx, o, w, watch, cp, repo, dir)
 }
 
-func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatch, cp *cluster.ControlPlane, repo, dir string) error {
+// benchMemory only creates the evicted pods and measures a janitor that caches them all.
+func benchMemory(ctx context.Context, o options, w *workload, cp *cluster.ControlPlane, repo, dir string) error {
+	bin, err := buildJanitor(ctx, repo, dir)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := w.evictAll(ctx, "m"); err != nil {
+		return err
+	}
+	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
+		float64(o.pods)/time.Since(start).Seconds())
+	return measureMemory(ctx, o, bin, cp.Kubeconfig(), dir)
+}
+
+func buildJanitor(ctx context.Context, repo, dir string) (string, error) {
 	bin := filepath.Join(dir, "pressure-janitor")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressure-janitor")
 	build.Dir, build.Stderr = repo, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("build janitor: %w", err)
+		return "", fmt.Errorf("build janitor: %w", err)
+	}
+	return bin, nil
+}
+
+func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatch, cp *cluster.ControlPlane, repo, dir string) error {
+	bin, err := buildJanitor(ctx, repo, dir)
+	if err != nil {
+		return err
 	}
 	// Backlog: every pod evicted before the janitor starts.
 	start := time.Now()
@@ -123,24 +152,6 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 		return err
 	}
 
-	// Ceiling: the same number of pods, deleted by a plain client with as many workers and no
-	// rate limit, while the janitor is stopped (SIGSTOP) so it does not compete.
-	if err := j.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return err
-	}
-	if _, err := w.evictAll(ctx, "c"); err != nil {
-		return err
-	}
-	ceiling, err := plainDelete(ctx, w.client, o.workers, watch, w)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("plain delete client (%d workers, no rate limit), backlog: %.0f deletions/s; janitor/ceiling = %.2f\n",
-		o.workers, ceiling, janitorRate/ceiling)
-	if err := j.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return err
-	}
-
 	r, err := streamPhase(ctx, w, watch, o, "s", 0)
 	if err != nil {
 		return err
@@ -152,6 +163,19 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 	}
 	fmt.Printf("janitor process: %.1f s CPU for %d deletions (backlog %.2f ms per deletion), peak RSS %d MiB\n",
 		cpu.Seconds(), 2*o.pods, float64(cpuBacklog.Microseconds())/1000/float64(o.pods), rss>>20)
+	j.stop()
+
+	// Ceiling: the same number of pods, deleted by a plain client with as many workers and no
+	// rate limit, with the janitor stopped so it does not compete.
+	if _, err := w.evictAll(ctx, "c"); err != nil {
+		return err
+	}
+	ceiling, err := plainDelete(ctx, w.client, o.workers, watch, w)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("plain delete client (%d workers, no rate limit), backlog: %.0f deletions/s; janitor backlog / ceiling = %.2f\n",
+		o.workers, ceiling, janitorRate/ceiling)
 	return nil
 }
 

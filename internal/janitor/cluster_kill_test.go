@@ -98,6 +98,11 @@ func testLeaderKilledMidBacklog(t *testing.T, rc restConfig, client kubernetes.I
 	if byStandby == 0 {
 		t.Errorf("the new leader deleted nothing")
 	}
+	// The new leader lists after it took the lease, seconds after the cut: it sees no pod the old
+	// leader deleted, so a 404 would mean two replicas worked on the same pod.
+	if notFound != 0 {
+		t.Errorf("%v deletes answered 404 Not Found; want 0 (no pod worked on by both replicas)", notFound)
+	}
 	if conflict != 0 {
 		t.Errorf("%v deletes refused with 409 Conflict; want 0 (nothing changed the pods)", conflict)
 	}
