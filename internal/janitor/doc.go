@@ -1,7 +1,8 @@
 // Package janitor is pressure-janitor: a controller that deletes terminal pods, by default the
 // Failed/Evicted pods the kubelet leaves behind after a node-pressure eviction or an admission
 // rejection, once a TTL measured from the eviction time has passed, keeping the newest N per owner
-// and writing the evidence (an Event on the owning workload and a structured log line) first.
+// and keeping the evidence (a structured log line per pod before its delete, an aggregate Event on
+// the owning workload after).
 //
 // The package has a pure core and a shell:
 //
