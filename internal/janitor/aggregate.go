@@ -12,8 +12,12 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// flushTick is how often the aggregator looks for closed windows.
-const flushTick = time.Second
+// flushTick is how often the aggregator looks for closed windows; writeTimeout bounds one Event
+// write (also at shutdown, when the controller's context is already cancelled).
+const (
+	flushTick    = time.Second
+	writeTimeout = 5 * time.Second
+)
 
 // aggregator collects the deletion records of each owner for a window (DefaultEventWindow) and
 // writes one Event per owner and window, with the count. A bare pod is its own owner and its
@@ -61,12 +65,12 @@ func (g *aggregator) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			g.flush(fctx, true)
+			g.flush(context.WithoutCancel(ctx), true)
 			return
 		case <-t.C():
-			g.flush(ctx, false)
+			// Not cancelled with ctx: a window taken out of the open set is written even when
+			// the controller stops meanwhile (Events are harmless after the lease is gone).
+			g.flush(context.WithoutCancel(ctx), false)
 		}
 	}
 }
@@ -88,6 +92,8 @@ func (g *aggregator) flush(ctx context.Context, all bool) {
 }
 
 func (g *aggregator) write(ctx context.Context, w *Window) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	ev, err := w.Event()
 	if err == nil {
 		_, err = g.client.CoreV1().Events(w.Namespace).Create(ctx, ev, metav1.CreateOptions{})
