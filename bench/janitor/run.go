@@ -92,41 +92,36 @@ func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo,
 
 // benchMemory only creates the evicted pods and measures a janitor that caches them all.
 func benchMemory(ctx context.Context, o options, w *workload, cp *cluster.ControlPlane, repo, dir string) error {
-	bin, err := buildJanitor(ctx, repo, dir)
+	bin, err := buildAndEvict(ctx, o, w, repo, dir, "m")
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	if _, err := w.evictAll(ctx, "m"); err != nil {
-		return err
-	}
-	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
-		float64(o.pods)/time.Since(start).Seconds())
 	return measureMemory(ctx, o, bin, cp.Kubeconfig(), dir)
 }
 
-func buildJanitor(ctx context.Context, repo, dir string) (string, error) {
+// buildAndEvict builds the janitor, then creates and evicts o.pods pods (named with prefix).
+func buildAndEvict(ctx context.Context, o options, w *workload, repo, dir, prefix string) (string, error) {
 	bin := filepath.Join(dir, "pressure-janitor")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pressure-janitor")
 	build.Dir, build.Stderr = repo, os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("build janitor: %w", err)
 	}
+	start := time.Now()
+	if _, err := w.evictAll(ctx, prefix); err != nil {
+		return "", err
+	}
+	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
+		float64(o.pods)/time.Since(start).Seconds())
 	return bin, nil
 }
 
 func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatch, cp *cluster.ControlPlane, repo, dir string) error {
-	bin, err := buildJanitor(ctx, repo, dir)
+	// Backlog: every pod evicted before the janitor starts.
+	bin, err := buildAndEvict(ctx, o, w, repo, dir, "b")
 	if err != nil {
 		return err
 	}
-	// Backlog: every pod evicted before the janitor starts.
-	start := time.Now()
-	if _, err := w.evictAll(ctx, "b"); err != nil {
-		return err
-	}
-	fmt.Printf("# created and evicted %d pods in %s (%.0f/s)\n", o.pods, time.Since(start).Round(time.Millisecond),
-		float64(o.pods)/time.Since(start).Seconds())
 
 	// Memory: a janitor with a 1 h TTL caches every pod and deletes none.
 	if err := measureMemory(ctx, o, bin, cp.Kubeconfig(), dir); err != nil {
