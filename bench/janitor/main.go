@@ -27,6 +27,7 @@ type options struct {
 	burst, workers                         int
 	timeout                                time.Duration
 	contenders                             string
+	keepDir                                bool
 }
 
 func main() {
@@ -40,7 +41,8 @@ func main() {
 	flag.IntVar(&o.burst, "burst", 500, "janitor rateLimit.burst")
 	flag.IntVar(&o.workers, "workers", 8, "janitor workers")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up a phase after this long")
-	flag.StringVar(&o.contenders, "contenders", "janitor,podgc", "comma-separated: janitor, podgc")
+	flag.StringVar(&o.contenders, "contenders", "janitor,podgc", "comma-separated: janitor, podgc, memory (only the memory measurement)")
+	flag.BoolVar(&o.keepDir, "keep-dir", false, "keep each contender's directory (logs of the control plane and the janitor)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench/janitor: %v\n", err)

@@ -91,7 +91,7 @@ type streamResult struct {
 	pods, deleted, remaining int
 	evictFor, cleanAll       time.Duration
 	rate                     float64
-	p50, p99, max            time.Duration
+	p50, p90, p99, max       time.Duration
 }
 
 // streamPhase evicts o.pods pods while the cleaner runs and measures eviction → deletion.
@@ -123,13 +123,13 @@ func streamPhase(ctx context.Context, w *workload, d *deleteWatch, o options, pr
 	}
 	slices.Sort(lat)
 	if len(lat) > 0 {
-		r.p50, r.p99, r.max = lat[len(lat)*50/100], lat[min(len(lat)-1, len(lat)*99/100)], lat[len(lat)-1]
+		r.p50, r.p90, r.p99, r.max = lat[len(lat)*50/100], lat[len(lat)*90/100], lat[min(len(lat)-1, len(lat)*99/100)], lat[len(lat)-1]
 	}
 	return r, werr
 }
 
 func (r streamResult) print(name string) {
 	fmt.Printf("%s: evicted %d pods in %s; %d deleted, %d left; clean-all %s from the first eviction; %.0f deletions/s; "+
-		"eviction→deletion p50 %s p99 %s max %s\n", name, r.pods, r.evictFor.Round(time.Millisecond), r.deleted, r.remaining,
-		r.cleanAll.Round(time.Millisecond), r.rate, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.max.Round(time.Millisecond))
+		"eviction→deletion p50 %s p90 %s p99 %s max %s\n", name, r.pods, r.evictFor.Round(time.Millisecond), r.deleted, r.remaining,
+		r.cleanAll.Round(time.Millisecond), r.rate, r.p50.Round(time.Millisecond), r.p90.Round(time.Millisecond), r.p99.Round(time.Millisecond), r.max.Round(time.Millisecond))
 }

@@ -2,6 +2,7 @@ package janitor_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -205,6 +206,12 @@ func testConfig(ttl time.Duration, namespaces ...string) config.Config {
 // startJanitor runs a janitor until the test ends; the returned wait stops it and returns Run's error.
 func startJanitor(t *testing.T, cfg config.Config, opts janitor.Options) (stop func() error) {
 	t.Helper()
+	return startJanitorTolerating(t, cfg, opts, nil)
+}
+
+// startJanitorTolerating is startJanitor where Run may also end with the error tolerated.
+func startJanitorTolerating(t *testing.T, cfg config.Config, opts janitor.Options, tolerated error) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
 		once sync.Once
@@ -217,7 +224,7 @@ func startJanitor(t *testing.T, cfg config.Config, opts janitor.Options) (stop f
 		return err
 	}
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
+		if err := stop(); err != nil && (tolerated == nil || !errors.Is(err, tolerated)) {
 			t.Errorf("janitor %s: %v", opts.Identity, err)
 		}
 	})

@@ -6,9 +6,11 @@ package janitor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +45,9 @@ func TestJanitorOnControlPlane(t *testing.T) {
 	t.Run("leader election: only the leader deletes and a cancelled leader hands over", func(t *testing.T) {
 		testLeaderElection(t, cp.RESTConfig(), client, f.on(t))
 	})
+	t.Run("leader killed mid-backlog: the standby finishes, nothing is lost or deleted twice", func(t *testing.T) {
+		testLeaderKilledMidBacklog(t, cp.RESTConfig(), client, f.on(t))
+	})
 }
 
 func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fixtures) {
@@ -59,7 +64,7 @@ func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	f.evicted("pol-a", "web-2", now.Add(-2*time.Hour), ownedByRS(rs))
 	f.evicted("pol-a", "web-3", now.Add(-1*time.Hour), ownedByRS(rs))
 	// Bare pods: TTL from the condition (started an hour before it), not from the start.
-	f.evicted("pol-a", "bare-old", now.Add(-ttl))
+	bareOld := f.evicted("pol-a", "bare-old", now.Add(-ttl))
 	f.evicted("pol-a", "bare-fresh", now.Add(-time.Minute))
 	f.evicted("pol-a", "bare-preserved", now.Add(-time.Hour), annotated(janitor.AnnotationPreserve, "true"))
 	f.evicted("pol-a", "bare-unselected", now.Add(-time.Hour), labelled("janitor", "skip"))
@@ -77,9 +82,10 @@ func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	gone := []string{"web-1", "web-2", "bare-old"}
 	kept := []string{"web-3", "bare-fresh", "bare-preserved", "bare-unselected", "running", "pending"}
 	waitForPods(t, client, "pol-a", gone, kept)
-	// The last pass's verdicts on the pods that stay (running and pending pods are not even cached).
+	// The verdicts on the cached pods that stay. Running and pending pods are not even listed, nor
+	// are pods outside the label selector or in an excluded namespace (the API server filters them).
 	eventually(t, 30*time.Second, "skip and pending gauges", func() error {
-		want := map[string]float64{"kept_newest_per_owner": 1, "preserve_annotation": 1, "label_selector": 1, "namespace": 2}
+		want := map[string]float64{"kept_newest_per_owner": 1, "preserve_annotation": 1, "label_selector": 0, "namespace": 1}
 		for reason, n := range want {
 			if got := metricValue(t, reg, "pressure_janitor_pods_skipped", "reason", reason); got != n {
 				return fmt.Errorf("skipped{reason=%q} = %v; want %v", reason, got, n)
@@ -94,32 +100,43 @@ func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	waitForPods(t, client, "pol-excluded", nil, []string{"bare-excluded"})
 	waitForPods(t, client, "pol-other", nil, []string{"bare-not-included"})
 
-	// Evidence: on the Deployment (resolved through the ReplicaSet), as kubectl describe finds it.
-	evs, err := client.CoreV1().Events("pol-a").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
-		"involvedObject.kind": "Deployment", "involvedObject.name": deploy.Name, "involvedObject.uid": string(deploy.UID),
-	}.String()})
-	if err != nil {
-		t.Fatalf("list events: %v", err)
-	}
-	var described []string
-	for _, ev := range evs.Items {
-		described = append(described, ev.Reason+": "+ev.Message[:len("Deleted pod web-1")])
-		if ev.Annotations[janitor.AnnotationEvidence] == "" {
-			t.Errorf("event %s has no %s annotation", ev.Name, janitor.AnnotationEvidence)
-		}
-	}
-	slices.Sort(described)
-	want := []string{"EvictedPodDeleted: Deleted pod web-1", "EvictedPodDeleted: Deleted pod web-2"}
-	if !slices.Equal(described, want) {
-		t.Errorf("events on deployment %s = %q; want %q", deploy.Name, described, want)
-	}
-
 	// The fresh pod is deleted when the clock reaches its TTL, with no pod change to trigger a pass.
 	clk.Step(ttl - time.Minute - time.Second)
 	time.Sleep(time.Second) // a wrongly early timer would fire now
 	waitForPods(t, client, "pol-a", nil, []string{"bare-fresh"})
 	clk.Step(time.Second)
 	waitForPods(t, client, "pol-a", []string{"bare-fresh"}, nil)
+	// Evidence: the bare pod's Event at once; the Deployment's (resolved through the ReplicaSet),
+	// one Event with count 2, once its window closed (the clock moved past it).
+	if _, err := client.CoreV1().Events("pol-a").Get(ctx, janitor.EvidenceEventName(string(bareOld.UID)), metav1.GetOptions{}); err != nil {
+		t.Errorf("evidence event of bare-old: %v", err)
+	}
+	eventually(t, 30*time.Second, "the Deployment's evidence event", func() error {
+		evs, err := client.CoreV1().Events("pol-a").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+			"involvedObject.kind": "Deployment", "involvedObject.name": deploy.Name, "involvedObject.uid": string(deploy.UID),
+		}.String()})
+		if err != nil {
+			return err
+		}
+		if len(evs.Items) != 1 {
+			return fmt.Errorf("%d events on deployment %s; want 1", len(evs.Items), deploy.Name)
+		}
+		ev := evs.Items[0]
+		var w janitor.Window
+		if err := json.Unmarshal([]byte(ev.Annotations[janitor.AnnotationEvidence]), &w); err != nil {
+			return fmt.Errorf("event %s: %s annotation: %w", ev.Name, janitor.AnnotationEvidence, err)
+		}
+		var pods []string
+		for _, r := range w.Pods {
+			pods = append(pods, r.Pod)
+		}
+		slices.Sort(pods)
+		if ev.Reason != janitor.EventReason || ev.Count != 2 || !slices.Equal(pods, []string{"web-1", "web-2"}) ||
+			!strings.HasPrefix(ev.Message, "Deleted 2 pods of Deployment/web between ") {
+			return fmt.Errorf("event %s: reason %s count %d pods %q message %q", ev.Name, ev.Reason, ev.Count, pods, ev.Message)
+		}
+		return nil
+	})
 	if got := metricSum(t, reg, "pressure_janitor_pods_deleted_total"); got != 4 {
 		t.Errorf("pressure_janitor_pods_deleted_total = %v; want 4", got)
 	}

@@ -15,13 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
 
-// DefaultMaxPerPass bounds the deletions of one pass, so a large backlog is worked on a fresh view.
-const DefaultMaxPerPass = 500
+// DefaultEventWindow is how long the deletions of one owner are collected into one Event.
+const DefaultEventWindow = time.Minute
 
 // ControllerOptions configure a Controller. Client, Clock, Metrics and Logger are required.
 type ControllerOptions struct {
@@ -34,17 +34,24 @@ type ControllerOptions struct {
 	Burst           int
 	Workers         int
 	DryRun          bool
-	MaxPerPass      int // 0: DefaultMaxPerPass
+	EventWindow     time.Duration // 0: DefaultEventWindow
 }
 
-// Controller is the shell around Select: informer → Select → evidence → delete.
+// Controller is the shell around Select: informer → work queue → decision → delete → evidence.
+//
+// Work items are strings: "g/<ns>/<owner UID>" decides a group (the pods of one controller owner
+// when keep-per-owner applies), "p/<ns>/<name>" decides one pod, and "d/<ns>/<name>/<uid>/<rv>"
+// deletes exactly that version of a pod. Decisions enqueue deletions at once and re-enqueue
+// themselves with AddAfter at the next TTL expiry.
 type Controller struct {
-	opts    ControllerOptions
-	limiter *rate.Limiter
-	owners  *ownerResolver
-	trigger chan struct{}
-	lister  corelisters.PodLister
-	synced  atomic.Bool
+	opts     ControllerOptions
+	listed   Policy // what the API server filters for us (namespaces, label selector)
+	limiter  *rate.Limiter
+	owners   *ownerResolver
+	queue    workqueue.TypedRateLimitingInterface[string]
+	indexer  cache.Indexer
+	evidence *aggregator
+	synced   atomic.Bool
 
 	mu        sync.Mutex
 	handled   map[string]struct{}  // UIDs deleted (or reported in dry-run) still in the cache
@@ -60,68 +67,123 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 		return nil, fmt.Errorf("janitor: workers %d, burst %d and deletions per second %v must be positive",
 			opts.Workers, opts.Burst, opts.DeletionsPerSec)
 	}
-	if opts.MaxPerPass <= 0 {
-		opts.MaxPerPass = DefaultMaxPerPass
+	if opts.EventWindow <= 0 {
+		opts.EventWindow = DefaultEventWindow
 	}
-	return &Controller{
+	c := &Controller{
 		opts:      opts,
 		limiter:   rate.NewLimiter(rate.Limit(opts.DeletionsPerSec), opts.Burst),
 		owners:    newOwnerResolver(opts.Client),
-		trigger:   make(chan struct{}, 1),
 		handled:   map[string]struct{}{},
 		firstSeen: map[string]time.Time{},
-	}, nil
+	}
+	// The label selector is applied by the API server (labels are not cached), so decisions run
+	// with none.
+	c.listed = opts.Policy
+	c.opts.Policy.Selector = nil
+	c.evidence = newAggregator(opts.Client, opts.Clock, opts.Logger, opts.Metrics, opts.EventWindow)
+	return c, nil
 }
 
 // Synced reports whether the pod cache has synced (readiness).
 func (c *Controller) Synced() bool { return c.synced.Load() }
 
-// Run watches terminal pods until ctx is done. It returns nil on cancellation.
+// listOptions restricts the watch to pods that can be deleted: terminal phases (only Failed when
+// Succeeded pods are not selected), one namespace when only one is selected, never an excluded
+// namespace, and the label selector.
+func (c *Controller) listOptions() (namespace string, tweak func(*metav1.ListOptions)) {
+	p := c.listed
+	sels := []fields.Selector{fields.OneTermEqualSelector("status.phase", string(v1.PodFailed))}
+	if p.DeleteSucceeded {
+		sels = []fields.Selector{
+			fields.OneTermNotEqualSelector("status.phase", string(v1.PodPending)),
+			fields.OneTermNotEqualSelector("status.phase", string(v1.PodRunning)),
+		}
+	}
+	for _, ns := range p.ExcludeNamespaces {
+		sels = append(sels, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+	}
+	if len(p.Namespaces) == 1 {
+		namespace = p.Namespaces[0]
+	}
+	fs := fields.AndSelectors(sels...).String()
+	var ls string
+	if p.Selector != nil && !p.Selector.Empty() {
+		ls = p.Selector.String()
+	}
+	return namespace, func(o *metav1.ListOptions) { o.FieldSelector, o.LabelSelector = fs, ls }
+}
+
+// Run watches the deletable pods until ctx is done. It returns nil on cancellation.
 func (c *Controller) Run(ctx context.Context) error {
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: c.opts.Clock})
+	defer c.queue.ShutDown()
+	ns, tweak := c.listOptions()
 	factory := informers.NewSharedInformerFactoryWithOptions(c.opts.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			// Only terminal pods are ever deleted; never cache the running ones.
-			o.FieldSelector = fields.AndSelectors(
-				fields.OneTermNotEqualSelector("status.phase", string(v1.PodPending)),
-				fields.OneTermNotEqualSelector("status.phase", string(v1.PodRunning)),
-			).String()
-		}),
-		informers.WithTransform(stripManagedFields))
-	podInformer := factory.Core().V1().Pods()
-	c.lister = podInformer.Lister()
-	if _, err := podInformer.Informer().AddEventHandler(c.handlers()); err != nil {
+		informers.WithNamespace(ns), informers.WithTweakListOptions(tweak), informers.WithTransform(toCached))
+	inf := factory.Core().V1().Pods().Informer()
+	if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err != nil {
+		return fmt.Errorf("janitor: add owner index: %w", err)
+	}
+	c.indexer = inf.GetIndexer()
+	if _, err := inf.AddEventHandler(c.handlers()); err != nil {
 		return fmt.Errorf("janitor: add pod handler: %w", err)
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return nil // cancelled before the cache synced
 	}
 	c.synced.Store(true)
 	defer c.synced.Store(false)
-	return c.loop(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { c.evidence.run(ctx) })
+	for range c.opts.Workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	return nil
 }
 
 func (c *Controller) handlers() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.poke() },
-		UpdateFunc: func(any, any) { c.poke() },
+		AddFunc:    func(obj any) { c.enqueue(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
 		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
+			p, ok := cachedFrom(obj)
+			if !ok {
+				return
 			}
-			if pod, ok := obj.(*v1.Pod); ok {
-				c.forget(string(pod.UID))
+			c.forget(p.info.UID)
+			if c.grouped(&p.info) { // a kept pod may have gone: the next newest is kept now
+				c.queue.Add(groupKey(&p.info))
 			}
 		},
 	}
 }
 
-func (c *Controller) poke() {
-	select {
-	case c.trigger <- struct{}{}:
-	default:
+func (c *Controller) enqueue(obj any) {
+	p, ok := cachedFrom(obj)
+	if !ok {
+		return
 	}
+	if c.grouped(&p.info) {
+		c.queue.Add(groupKey(&p.info))
+		return
+	}
+	c.queue.Add(podKey(p.info.Namespace, p.info.Name))
+}
+
+// grouped: keep-per-owner decides among the pods of the owner, so they are decided together.
+func (c *Controller) grouped(p *PodInfo) bool {
+	return c.opts.Policy.KeepPerOwner > 0 && p.Owner.UID != ""
 }
 
 func (c *Controller) forget(uid string) {
@@ -131,54 +193,73 @@ func (c *Controller) forget(uid string) {
 	c.mu.Unlock()
 }
 
-// loop runs a pass on every change and at the next TTL expiry; errors back off up to a minute.
-func (c *Controller) loop(ctx context.Context) error {
-	backoff := time.Duration(0)
-	for {
-		res := c.pass(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		wait := time.Duration(-1)
-		if res.hasNext {
-			wait = max(res.next.Sub(c.opts.Clock.Now()), 0)
-		}
-		backoff = nextBackoff(backoff, res.failed)
-		if backoff > 0 && (wait < 0 || backoff < wait) {
-			wait = backoff
-		}
-		if res.more {
-			wait = 0
-		}
-		if !c.sleep(ctx, wait) {
-			return nil
-		}
-	}
+func (c *Controller) isHandled(uid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.handled[uid]
+	return ok
 }
 
-func nextBackoff(cur time.Duration, failed bool) time.Duration {
-	switch {
-	case !failed:
-		return 0
-	case cur == 0:
-		return time.Second
-	}
-	return min(2*cur, time.Minute)
-}
-
-// sleep waits for a poke, ctx, or d (d < 0: no timer). It returns false when ctx is done.
-func (c *Controller) sleep(ctx context.Context, d time.Duration) bool {
-	var timerC <-chan time.Time
-	if d >= 0 {
-		t := c.opts.Clock.NewTimer(d)
-		defer t.Stop()
-		timerC = t.C()
-	}
-	select {
-	case <-ctx.Done():
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
 		return false
-	case <-c.trigger:
-	case <-timerC:
+	}
+	defer c.queue.Done(key)
+	c.opts.Metrics.passes.Inc()
+	var err error
+	switch key[0] {
+	case 'd':
+		err = c.deleteItem(ctx, key)
+	default:
+		err = c.decide(ctx, key)
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
 	}
 	return true
+}
+
+// census decides every cached pod now, for the skipped and pending gauges.
+func (c *Controller) census() Census {
+	cs := Census{Skipped: map[SkipReason]int{}, Pending: map[string]int{}}
+	if c.indexer == nil {
+		return cs
+	}
+	now := c.opts.Clock.Now()
+	count := func(actions []Action) {
+		for i := range actions {
+			switch actions[i].Verb {
+			case VerbSkip:
+				cs.Skipped[actions[i].Skip]++
+			case VerbWait:
+				cs.Pending[actions[i].Pod.Namespace]++
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, key := range c.indexer.ListKeys() {
+		obj, ok, err := c.indexer.GetByKey(key)
+		if err != nil || !ok {
+			continue
+		}
+		cp, ok := obj.(*cachedPod)
+		if !ok {
+			continue
+		}
+		item := podKey(cp.info.Namespace, cp.info.Name)
+		if c.grouped(&cp.info) {
+			if item = groupKey(&cp.info); seen[item] {
+				continue
+			}
+			seen[item] = true
+		}
+		if pods, err := c.members(item); err == nil {
+			count(Select(pods, now, c.opts.Policy))
+		}
+	}
+	return cs
 }

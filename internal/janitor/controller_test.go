@@ -2,6 +2,7 @@ package janitor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -43,13 +44,6 @@ func TestControllerWakesAtTheTTLExpiry(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	waitGone(t, client, "due")
-	ev, err := client.CoreV1().Events("a").Get(ctx, EvidenceEventName(string(due.UID)), metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("evidence event: %v", err)
-	}
-	if ev.InvolvedObject.Kind != "Deployment" || ev.InvolvedObject.UID != types.UID("uid-d") {
-		t.Errorf("evidence on %s %s; want the Deployment uid-d", ev.InvolvedObject.Kind, ev.InvolvedObject.UID)
-	}
 	if _, err := client.CoreV1().Pods("a").Get(ctx, "later", metav1.GetOptions{}); err != nil {
 		t.Fatalf("pod later deleted before its TTL: %v", err)
 	}
@@ -65,6 +59,27 @@ func TestControllerWakesAtTheTTLExpiry(t *testing.T) {
 	}
 	clk.Step(time.Second)
 	waitGone(t, client, "later")
+	// The bare pod's Event at once; the Deployment's once its window closed (the clock moved 9 min).
+	waitEvent(t, client, EvidenceEventName(string(later.UID)), "Pod", types.UID(later.UID))
+	waitEvent(t, client, fmt.Sprintf("%s.%d", EvidenceEventName("uid-d"), t0.Unix()), "Deployment", "uid-d")
+}
+
+func waitEvent(t *testing.T, client *fake.Clientset, name, kind string, uid types.UID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ev, err := client.CoreV1().Events("a").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			if ev.InvolvedObject.Kind != kind || ev.InvolvedObject.UID != uid || ev.Count != 1 {
+				t.Errorf("event %s on %s %s count %d; want %s %s count 1", name, ev.InvolvedObject.Kind, ev.InvolvedObject.UID, ev.Count, kind, uid)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evidence event %s: %v", name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func waitGone(t *testing.T, client *fake.Clientset, name string) {

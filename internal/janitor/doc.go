@@ -1,7 +1,8 @@
 // Package janitor is pressure-janitor: a controller that deletes terminal pods, by default the
 // Failed/Evicted pods the kubelet leaves behind after a node-pressure eviction or an admission
 // rejection, once a TTL measured from the eviction time has passed, keeping the newest N per owner
-// and writing the evidence (an Event on the owning workload and a structured log line) first.
+// and keeping the evidence (a structured log line per pod before its delete, an aggregate Event on
+// the owning workload after).
 //
 // The package has a pure core and a shell:
 //
@@ -12,10 +13,15 @@
 //   - The eviction time is the DisruptionTarget condition's lastTransitionTime, else the latest
 //     container termination, else the first time the janitor saw the pod terminal (remembered in the
 //     annotation AnnotationTerminalSince). Never the pod's start time.
-//   - Controller (the shell) watches pods with a client-go informer, runs Select on every change and
-//     again at the next TTL expiry (no polling), writes evidence, then deletes with UID and
-//     resourceVersion preconditions through a token-bucket rate limiter. Run adds leader election
-//     (a coordination.k8s.io Lease), /metrics, /healthz, /readyz and graceful shutdown.
+//   - Controller (the shell) lists only deletable pods (terminal phase, namespaces and label selector
+//     filtered by the API server) into a slim cache (cachedPod, about 0.7 KB a pod), and works a
+//     client-go work queue: a pod change enqueues a decision for the pod (or its owner's pods when
+//     keep-per-owner applies); due pods become deletion items keyed by UID and resourceVersion,
+//     waiting ones come back with AddAfter at their TTL expiry (no polling, no passes). Deletes
+//     carry UID and resourceVersion preconditions and pass a token bucket. The evidence is a log
+//     line per pod before its delete and one aggregate Event per owner and minute after
+//     (aggregator, Window). Run adds leader election (a coordination.k8s.io Lease), /metrics,
+//     /healthz, /readyz and graceful shutdown.
 //
 // Time comes from an injected k8s.io/utils/clock; metrics go to a registry passed in.
 package janitor

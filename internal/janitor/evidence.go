@@ -117,27 +117,88 @@ func (r Record) LogAttrs() []any {
 	}
 }
 
-// EvidenceEventName is deterministic per pod UID, so writing the evidence twice (a retry, a new
-// leader) creates one Event.
-func EvidenceEventName(podUID string) string { return "pressure-janitor." + podUID }
+// EvidenceEventName is the name of the Event of a bare pod, and the prefix of an owner's Events:
+// deterministic, so writing the same Event twice (a retry, a new leader) creates one.
+func EvidenceEventName(uid string) string { return "pressure-janitor." + uid }
 
-// NewEvent builds the evidence Event on the owner (or on the pod itself for a bare pod).
-func NewEvent(r Record, owner OwnerRef, namespace string, now time.Time) (*v1.Event, error) {
-	data, err := json.Marshal(r)
+// maxWindowRecords bounds the records kept in one Event's annotation; the count covers all.
+const maxWindowRecords = 20
+
+// Window is the evidence of the pods of one owner deleted within one event window.
+type Window struct {
+	Namespace string    `json:"namespace"`
+	Owner     OwnerRef  `json:"-"`
+	OwnerName string    `json:"owner"` // Kind/name
+	Start     time.Time `json:"firstDeletion"`
+	Last      time.Time `json:"lastDeletion"`
+	Count     int       `json:"count"`
+	Pods      []Record  `json:"pods"` // the first maxWindowRecords
+}
+
+// NewWindow opens a window for owner (a workload, or the pod itself for a bare pod) at now.
+func NewWindow(namespace string, owner OwnerRef, now time.Time) *Window {
+	return &Window{Namespace: namespace, Owner: owner, OwnerName: owner.Kind + "/" + owner.Name, Start: now.UTC()}
+}
+
+// Add counts a deleted pod.
+func (w *Window) Add(r Record, now time.Time) {
+	w.Count++
+	w.Last = now.UTC()
+	if len(w.Pods) < maxWindowRecords {
+		w.Pods = append(w.Pods, r)
+	}
+}
+
+// Name is the Event's name: per bare pod, or per owner and window start.
+func (w *Window) Name() string {
+	if w.Owner.Kind == "Pod" {
+		return EvidenceEventName(w.Owner.UID)
+	}
+	return fmt.Sprintf("%s.%d", EvidenceEventName(w.Owner.UID), w.Start.Unix())
+}
+
+// Message is what kubectl describe shows: one pod's full record, or the count, the first names
+// and the latest record.
+func (w *Window) Message() string {
+	if len(w.Pods) == 0 {
+		return ""
+	}
+	latest := w.Pods[len(w.Pods)-1]
+	msg := latest.EventMessage()
+	if w.Count > 1 {
+		names := make([]string, 0, 5)
+		for _, r := range w.Pods[:min(5, len(w.Pods))] {
+			names = append(names, r.Pod)
+		}
+		more := ""
+		if w.Count > len(names) {
+			more = fmt.Sprintf(" and %d more", w.Count-len(names))
+		}
+		msg = fmt.Sprintf("Deleted %d pods of %s between %s and %s (%s%s); latest: %s", w.Count, w.OwnerName,
+			w.Start.Format(time.RFC3339), w.Last.Format(time.RFC3339), strings.Join(names, ", "), more, msg)
+	}
+	if len(msg) > maxEventMessage {
+		msg = msg[:maxEventMessage-3] + "..."
+	}
+	return msg
+}
+
+// Event builds the evidence Event on the owner (or the bare pod), with the window as JSON in
+// AnnotationEvidence.
+func (w *Window) Event() (*v1.Event, error) {
+	data, err := json.Marshal(w)
 	if err != nil {
-		return nil, fmt.Errorf("encode evidence of pod %s/%s: %w", r.Namespace, r.Pod, err)
+		return nil, fmt.Errorf("encode evidence of %s in namespace %s: %w", w.OwnerName, w.Namespace, err)
 	}
-	obj := v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: namespace, Name: r.Pod, UID: types.UID(r.UID)}
-	if owner.Kind != "" {
-		obj = v1.ObjectReference{Kind: owner.Kind, APIVersion: owner.APIVersion, Namespace: namespace, Name: owner.Name, UID: types.UID(owner.UID)}
-	}
-	ts := metav1.NewTime(now)
+	o := w.Owner
 	return &v1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: EvidenceEventName(r.UID), Namespace: namespace,
+			Name: w.Name(), Namespace: w.Namespace,
 			Annotations: map[string]string{AnnotationEvidence: string(data)},
 		},
-		InvolvedObject: obj, Reason: EventReason, Message: r.EventMessage(), Type: v1.EventTypeNormal,
-		Source: v1.EventSource{Component: Component}, FirstTimestamp: ts, LastTimestamp: ts, Count: 1,
+		InvolvedObject: v1.ObjectReference{Kind: o.Kind, APIVersion: o.APIVersion, Namespace: w.Namespace, Name: o.Name, UID: types.UID(o.UID)},
+		Reason:         EventReason, Message: w.Message(), Type: v1.EventTypeNormal,
+		Source:         v1.EventSource{Component: Component},
+		FirstTimestamp: metav1.NewTime(w.Start), LastTimestamp: metav1.NewTime(w.Last), Count: int32(w.Count),
 	}, nil
 }

@@ -2,6 +2,7 @@ package janitor
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,41 +34,73 @@ func TestRecordCarriesTheEvidenceOfAnEvictedPod(t *testing.T) {
 	}
 }
 
-func TestEventIsOnTheResolvedOwnerWithTheRecordAsJSON(t *testing.T) {
-	a := Select(infos(evictedPod("shop", "p", t0, ownedBy("ReplicaSet", "web-7d9"))), t0.Add(time.Hour), defaultPolicy())[0]
+func TestWindowEventIsOnTheResolvedOwnerWithCountAndRecordsAsJSON(t *testing.T) {
 	deploy := OwnerRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-d"}
-	rec := NewRecord(&a, deploy)
-	ev, err := NewEvent(rec, deploy, "shop", t0.Add(time.Hour))
+	w := NewWindow("shop", deploy, t0)
+	var recs []Record
+	for i, name := range []string{"web-a", "web-b", "web-c"} {
+		a := Select(infos(evictedPod("shop", name, t0, ownedBy("ReplicaSet", "web-7d9"))), t0.Add(time.Hour), defaultPolicy())[0]
+		rec := NewRecord(&a, deploy)
+		recs = append(recs, rec)
+		w.Add(rec, t0.Add(time.Duration(i)*time.Second))
+	}
+	ev, err := w.Event()
 	if err != nil {
-		t.Fatalf("NewEvent() error: %v", err)
+		t.Fatalf("Event() error: %v", err)
 	}
 	gotRef := ev.InvolvedObject
 	wantRef := v1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Namespace: "shop", Name: "web", UID: "uid-d"}
 	if diff := cmp.Diff(gotRef, wantRef); diff != "" {
 		t.Errorf("InvolvedObject (-got +want):\n%s", diff)
 	}
-	if ev.Name != EvidenceEventName(rec.UID) || ev.Reason != EventReason || ev.Source.Component != Component {
-		t.Errorf("event name %q reason %q source %q; want %q, %q, %q", ev.Name, ev.Reason, ev.Source.Component,
-			EvidenceEventName(rec.UID), EventReason, Component)
+	if want := "pressure-janitor.uid-d.1782907200"; ev.Name != want || ev.Reason != EventReason || ev.Source.Component != Component || ev.Count != 3 {
+		t.Errorf("event name %q reason %q source %q count %d; want %q, %q, %q, 3", ev.Name, ev.Reason, ev.Source.Component, ev.Count,
+			want, EventReason, Component)
 	}
-	var back Record
+	if !ev.FirstTimestamp.Time.Equal(t0) || !ev.LastTimestamp.Time.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("event timestamps %v..%v; want %v..%v", ev.FirstTimestamp, ev.LastTimestamp, t0, t0.Add(2*time.Second))
+	}
+	wantPrefix := "Deleted 3 pods of Deployment/web between 2026-07-01T12:00:00Z and 2026-07-01T12:00:02Z (web-a, web-b, web-c); latest: Deleted pod web-c "
+	if !strings.HasPrefix(ev.Message, wantPrefix) {
+		t.Errorf("message %q; want prefix %q", ev.Message, wantPrefix)
+	}
+	var back Window
 	if err := json.Unmarshal([]byte(ev.Annotations[AnnotationEvidence]), &back); err != nil {
 		t.Fatalf("evidence annotation is not JSON: %v", err)
 	}
-	if diff := cmp.Diff(back, rec); diff != "" {
-		t.Errorf("evidence annotation round trip (-got +want):\n%s", diff)
+	if diff := cmp.Diff(back.Pods, recs); diff != "" || back.Count != 3 || back.OwnerName != "Deployment/web" {
+		t.Errorf("evidence annotation: count %d owner %q, records (-got +want):\n%s", back.Count, back.OwnerName, diff)
 	}
 }
 
-func TestEventOfABarePodIsOnThePod(t *testing.T) {
+func TestWindowKeepsTheFirstRecordsAndCountsAll(t *testing.T) {
+	w := NewWindow("shop", OwnerRef{Kind: "Job", Name: "j", UID: "uid-j"}, t0)
+	for i := range maxWindowRecords + 5 {
+		w.Add(Record{Pod: fmt.Sprintf("p-%02d", i)}, t0)
+	}
+	if w.Count != maxWindowRecords+5 || len(w.Pods) != maxWindowRecords {
+		t.Errorf("count %d, %d records; want %d, %d", w.Count, len(w.Pods), maxWindowRecords+5, maxWindowRecords)
+	}
+	if msg := w.Message(); !strings.Contains(msg, "(p-00, p-01, p-02, p-03, p-04 and 20 more)") {
+		t.Errorf("message %q does not name the first five and count the rest", msg)
+	}
+}
+
+func TestEventOfABarePodIsOnThePodWithTheOldMessage(t *testing.T) {
 	a := Select(infos(evictedPod("shop", "bare", t0)), t0.Add(time.Hour), defaultPolicy())[0]
 	rec := NewRecord(&a, OwnerRef{})
-	ev, err := NewEvent(rec, OwnerRef{}, "shop", t0)
+	w := NewWindow("shop", OwnerRef{APIVersion: "v1", Kind: "Pod", Name: "bare", UID: a.Pod.UID}, t0)
+	w.Add(rec, t0)
+	ev, err := w.Event()
 	if err != nil {
-		t.Fatalf("NewEvent() error: %v", err)
+		t.Fatalf("Event() error: %v", err)
 	}
-	if ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.Name != "bare" || rec.Owner != "" {
-		t.Errorf("bare pod evidence on %s/%s owner %q; want Pod/bare and no owner", ev.InvolvedObject.Kind, ev.InvolvedObject.Name, rec.Owner)
+	if ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.Name != "bare" || rec.Owner != "" || ev.Name != EvidenceEventName(a.Pod.UID) {
+		t.Errorf("bare pod evidence %s on %s/%s owner %q; want %s on Pod/bare and no owner", ev.Name, ev.InvolvedObject.Kind,
+			ev.InvolvedObject.Name, rec.Owner, EvidenceEventName(a.Pod.UID))
+	}
+	if ev.Message != rec.EventMessage() {
+		t.Errorf("message %q; want the record's %q", ev.Message, rec.EventMessage())
 	}
 }
 

@@ -79,9 +79,13 @@ func (o Options) withDefaults(cfg config.Config) (Options, error) {
 		o.RESTConfig = rc
 	}
 	o.RESTConfig = rest.CopyConfig(o.RESTConfig)
-	// Two calls (evidence, delete) per deletion, plus owner lookups and lease renewals.
-	o.RESTConfig.QPS = float32(max(4*cfg.DeletionsPerSec, 20))
-	o.RESTConfig.Burst = max(4*cfg.Burst, 40)
+	// One call (the delete) per deletion, plus owner lookups, first-seen patches, one Event per
+	// owner and minute and lease renewals: the deletion rate and 20/s of headroom.
+	o.RESTConfig.QPS = float32(cfg.DeletionsPerSec + 20)
+	o.RESTConfig.Burst = cfg.Burst + 40
+	// Protobuf: smaller and cheaper to decode than JSON, for the informer's list and watch.
+	o.RESTConfig.ContentType = "application/vnd.kubernetes.protobuf"
+	o.RESTConfig.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	o.RESTConfig.UserAgent = Component
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

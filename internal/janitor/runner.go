@@ -60,7 +60,8 @@ func (r *runner) lead(ctx context.Context) error {
 	}
 	r.current.Store(c)
 	r.metrics.leader.Set(1)
-	defer func() { r.metrics.leader.Set(0); r.current.Store(nil) }()
+	r.metrics.setCensus(c.census)
+	defer func() { r.metrics.leader.Set(0); r.metrics.setCensus(nil); r.current.Store(nil) }()
 	if r.opts.OnController != nil {
 		r.opts.OnController(c)
 	}

@@ -70,7 +70,7 @@ var janitorAccess = []access{
 	{verb: "delete", resource: "pods", namespace: workload, allowed: true},
 	{verb: "patch", resource: "pods", namespace: workload, allowed: true},
 	{verb: "create", resource: "events", namespace: workload, allowed: true},
-	{verb: "delete", resource: "events", namespace: workload, allowed: true},
+	{verb: "delete", resource: "events", namespace: workload},
 	{verb: "get", group: "apps", resource: "replicasets", namespace: workload, allowed: true},
 	{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: releaseNS, allowed: true},
 	{verb: "get", group: "coordination.k8s.io", resource: "leases", namespace: releaseNS, name: "pressure-janitor", allowed: true},

@@ -1,0 +1,213 @@
+package janitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func groupKey(p *PodInfo) string           { return "g/" + p.Namespace + "/" + p.Owner.UID }
+func podKey(namespace, name string) string { return "p/" + namespace + "/" + name }
+func deleteKey(p *PodInfo) string {
+	return "d/" + p.Namespace + "/" + p.Name + "/" + p.UID + "/" + p.ResourceVersion
+}
+
+// members returns the cached pods a decision key covers, without the ones already handled.
+func (c *Controller) members(key string) ([]PodInfo, error) {
+	parts := strings.SplitN(key, "/", 3)
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("janitor: bad work item %q", key)
+	}
+	var objs []any
+	switch parts[0] {
+	case "g":
+		var err error
+		if objs, err = c.indexer.ByIndex(ownerIndex, parts[2]); err != nil {
+			return nil, err
+		}
+	case "p":
+		obj, ok, err := c.indexer.GetByKey(parts[1] + "/" + parts[2])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			objs = []any{obj}
+		}
+	}
+	infos := make([]PodInfo, 0, len(objs))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, obj := range objs {
+		cp, ok := obj.(*cachedPod)
+		if !ok {
+			continue
+		}
+		if _, done := c.handled[cp.info.UID]; done {
+			continue
+		}
+		info := cp.info
+		if t, ok := c.firstSeen[info.UID]; ok && info.Source == FromNone {
+			info.EvictedAt, info.Source = t, FromFirstSeen
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// decide runs Select on a pod or an owner's pods: due pods become delete items, waiting ones bring
+// the decision back at their TTL expiry.
+func (c *Controller) decide(ctx context.Context, key string) error {
+	pods, err := c.members(key)
+	if err != nil {
+		return err
+	}
+	now := c.opts.Clock.Now()
+	actions := Select(pods, now, c.opts.Policy)
+	failed := !c.markFirstSeen(ctx, actions)
+	for i := range actions {
+		if actions[i].Verb == VerbDelete {
+			c.queue.Add(deleteKey(&actions[i].Pod))
+		}
+	}
+	if next, ok := NextDue(actions); ok {
+		c.queue.AddAfter(key, next.Sub(now))
+	}
+	if failed {
+		return errors.New("janitor: record first-seen time")
+	}
+	return nil
+}
+
+// deleteItem deletes the version of the pod a decision selected, if it is still the cached one.
+func (c *Controller) deleteItem(ctx context.Context, key string) error {
+	parts := strings.Split(key, "/")
+	if len(parts) != 5 {
+		return nil
+	}
+	obj, ok, err := c.indexer.GetByKey(parts[1] + "/" + parts[2])
+	if err != nil || !ok {
+		return err // gone: nothing to do
+	}
+	cp, ok := obj.(*cachedPod)
+	if !ok || cp.info.UID != parts[3] || cp.info.ResourceVersion != parts[4] || c.isHandled(cp.info.UID) {
+		return nil // a newer version has its own decision
+	}
+	p := cp.podInfo()
+	if t, ok := c.firstSeenOf(p.UID); ok && p.Source == FromNone {
+		p.EvictedAt, p.Source = t, FromFirstSeen
+	}
+	a := classify(p, c.opts.Clock.Now(), c.opts.Policy)
+	if a.Verb != VerbDelete {
+		return nil
+	}
+	if err := c.waitToken(ctx); err != nil {
+		return err
+	}
+	return c.deleteOne(ctx, &a)
+}
+
+func (c *Controller) firstSeenOf(uid string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.firstSeen[uid]
+	return t, ok
+}
+
+// markFirstSeen remembers the first-seen time of pods that have no other eviction time, in
+// memory and (unless dry-run) in AnnotationTerminalSince, so a restart keeps the TTL running.
+func (c *Controller) markFirstSeen(ctx context.Context, actions []Action) bool {
+	ok := true
+	for i := range actions {
+		a := &actions[i]
+		if !a.RecordFirstSeen || a.Verb == VerbDelete {
+			continue
+		}
+		c.mu.Lock()
+		c.firstSeen[a.Pod.UID] = a.EvictedAt
+		c.mu.Unlock()
+		if c.opts.DryRun {
+			continue
+		}
+		if err := c.annotateFirstSeen(ctx, &a.Pod, a.EvictedAt); err != nil {
+			c.opts.Metrics.observeError(a.Pod.Namespace, OpMark)
+			c.opts.Logger.Error("record first-seen time", "pod", a.Pod.Key(), "err", err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+func (c *Controller) annotateFirstSeen(ctx context.Context, p *PodInfo, t time.Time) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationTerminalSince, t.UTC().Format(time.RFC3339))
+	_, err := c.opts.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// waitToken takes one deletion token, sleeping on the injected clock.
+func (c *Controller) waitToken(ctx context.Context) error {
+	now := c.opts.Clock.Now()
+	r := c.limiter.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	if d <= 0 {
+		return nil
+	}
+	t := c.opts.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		r.CancelAt(now)
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
+// deleteOne logs the evidence, deletes the selected version of the pod and hands the record to
+// the Event aggregator. It returns an error only for a failure worth a retry.
+func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
+	p := &a.Pod
+	log := c.opts.Logger
+	owner, err := c.owners.resolve(ctx, p.Namespace, p.Owner)
+	if err != nil {
+		c.opts.Metrics.observeError(p.Namespace, OpOwner)
+		log.Warn("resolve owner; the evidence names the nearest owner", "pod", p.Key(), "err", err)
+	}
+	rec := NewRecord(a, owner)
+	msg := "deleting terminal pod"
+	if c.opts.DryRun {
+		msg = "dry-run: would delete terminal pod"
+	}
+	log.Info(msg, rec.LogAttrs()...)
+	deleted, err := DeletePod(ctx, c.opts.Client, PodRef{p.Namespace, p.Name, p.UID, p.ResourceVersion}, c.opts.DryRun)
+	switch {
+	case errors.Is(err, ErrChanged):
+		c.opts.Metrics.observeNotApplied(ResultConflict)
+		log.Info("pod changed since selection; not deleted", "pod", p.Key(), "uid", p.UID, "resourceVersion", p.ResourceVersion)
+		return nil // the change brings its own decision
+	case err != nil:
+		c.opts.Metrics.observeError(p.Namespace, OpDelete)
+		log.Error("delete pod", "pod", p.Key(), "err", err)
+		return err
+	}
+	c.mu.Lock()
+	c.handled[p.UID] = struct{}{}
+	c.mu.Unlock()
+	if !deleted {
+		c.opts.Metrics.observeNotApplied(ResultNotFound)
+		return nil
+	}
+	c.opts.Metrics.observeDeleted(p, c.opts.DryRun)
+	if !c.opts.DryRun {
+		c.evidence.add(rec, owner, p)
+	}
+	return nil
+}
