@@ -129,3 +129,19 @@ func written(raw []byte, n string, q resource.Quantity) string {
 	}
 	return q.String()
 }
+
+// errorLines splits a joined error into one warning per line, sorted (the readers' errors come
+// from map iteration).
+func errorLines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -5,8 +5,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/explain"
@@ -110,22 +108,6 @@ func imagefsOnly(snap *signal.Snapshot, runtimeRoot string, now time.Time) []str
 		}
 	}
 	return []string{"filesystem layout unknown without nodefs: imagefs is assumed to share it"}
-}
-
-// errorLines splits a joined error into one warning per line, sorted (the readers' errors come
-// from map iteration).
-func errorLines(err error) []string {
-	if err == nil {
-		return nil
-	}
-	var out []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func isDir(p string) bool {

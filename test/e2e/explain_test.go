@@ -123,15 +123,28 @@ func formatMi(b uint64) string { return fmt.Sprintf("%.1fMi", float64(b)/(1<<20)
 // so that the scheduler places new pods.
 func waitNoMemoryPressure(ctx context.Context, t *testing.T, e *env) {
 	t.Helper()
-	poll(ctx, t, "node without MemoryPressure", func() (bool, string) {
+	// The Node's condition trails the kubelet's own by up to nodeStatusUpdateFrequency (5 s here): a
+	// kubelet eviction a moment ago has pressure on while the Node still says False, and the kubelet
+	// rejects a new pod at admission. So the condition must stay off for two status updates and more.
+	const settled = 12 * time.Second
+	var clearSince time.Time
+	poll(ctx, t, "node without MemoryPressure for "+settled.String(), func() (bool, string) {
 		n, err := e.client.CoreV1().Nodes().Get(ctx, e.node.Name(), metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeMemoryPressure {
-				return c.Status != corev1.ConditionTrue, string(c.Status)
+			if c.Type != corev1.NodeMemoryPressure {
+				continue
 			}
+			if c.Status == corev1.ConditionTrue {
+				clearSince = time.Time{}
+				return false, string(c.Status)
+			}
+			if clearSince.IsZero() {
+				clearSince = time.Now()
+			}
+			return time.Since(clearSince) >= settled, fmt.Sprintf("%s for %s", c.Status, time.Since(clearSince).Round(time.Second))
 		}
 		return false, "no MemoryPressure condition"
 	})
