@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-pressure/pressure/internal/why"
 )
 
 // Evidence Event constants.
@@ -73,19 +74,8 @@ func quantities(l v1.ResourceList) map[string]string {
 	return m
 }
 
-// formatList renders a map sorted by key: "cpu=100m,memory=128Mi".
-func formatList(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, ",")
-}
+// formatList renders a map sorted by key: "cpu=100m,memory=128Mi" (the format why reads back).
+func formatList(m map[string]string) string { return why.ListText(m) }
 
 // EventMessage is the one-paragraph text `kubectl describe` shows.
 func (r Record) EventMessage() string {

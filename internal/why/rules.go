@@ -112,7 +112,7 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 		v.add("Event "+j.Event+" (pressure-janitor evidence on "+on+")",
 			fmt.Sprintf("pod %s deleted after it ended %s/%s at %s (%s), qos %s, requests %s, limits %s: %q",
 				j.Pod, j.Phase, j.Reason, stamp(j.EvictedAt), j.EvictedAtSource, orDash(j.QOS),
-				orDash(listText(j.Requests)), orDash(listText(j.Limits)), j.Message))
+				orDash(ListText(j.Requests)), orDash(ListText(j.Limits)), j.Message))
 		msg = firstNonEmpty(msg, j.Message)
 		if at.IsZero() {
 			at = j.EvictedAt
@@ -223,5 +223,5 @@ func annotationText(m map[string]string) string {
 	if len(m) == 0 {
 		return ""
 	}
-	return " [annotations " + listText(m) + "]"
+	return " [annotations " + ListText(m) + "]"
 }
