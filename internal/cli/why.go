@@ -180,15 +180,19 @@ func (c *collector) janitorEvidence(ctx context.Context, name, uid string) error
 	}
 	var found []*why.JanitorRecord
 	for i := range evs {
-		r, err := janitorRecord(&evs[i])
+		recs, err := janitorRecords(&evs[i])
 		if err != nil {
 			c.problem(fmt.Sprintf("Event %s/%s: annotation %s: %v", evs[i].Namespace, evs[i].Name, janitor.AnnotationEvidence, err))
 			continue
 		}
-		if r == nil || !(r.Pod == name || r.UID == name || (uid != "" && r.UID == uid)) || !recent(whyEvent(&evs[i]), c.since) {
+		if !recent(whyEvent(&evs[i]), c.since) {
 			continue
 		}
-		found = append(found, r)
+		for _, r := range recs {
+			if r.Pod == name || r.UID == name || (uid != "" && r.UID == uid) {
+				found = append(found, r)
+			}
+		}
 	}
 	sort.Slice(found, func(i, j int) bool {
 		if !found[i].EvictedAt.Equal(found[j].EvictedAt) {

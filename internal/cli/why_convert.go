@@ -78,19 +78,34 @@ func whyEvent(e *corev1.Event) why.Event {
 		Host: e.Source.Host, First: first.UTC(), Last: last.UTC(), Count: count, Annotations: e.Annotations}
 }
 
-// janitorRecord decodes the janitor's evidence annotation of an EvictedPodDeleted Event.
-func janitorRecord(e *corev1.Event) (*why.JanitorRecord, error) {
+// janitorRecords decodes the janitor's evidence annotation of an EvictedPodDeleted Event: a window
+// of an owner's deleted pods ({"count": n, "pods": [records]}), or, as older janitors wrote it, a
+// single record.
+func janitorRecords(e *corev1.Event) ([]*why.JanitorRecord, error) {
 	raw, ok := e.Annotations[janitor.AnnotationEvidence]
 	if !ok {
 		return nil, nil
 	}
-	var r janitor.Record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+	var w struct {
+		Pods []janitor.Record `json:"pods"`
+	}
+	if err := json.Unmarshal([]byte(raw), &w); err != nil {
 		return nil, err
 	}
-	return &why.JanitorRecord{Pod: r.Pod, Namespace: r.Namespace, UID: r.UID, Owner: r.Owner, Node: r.Node,
-		Phase: r.Phase, Reason: r.Reason, Message: r.Message, EvictedAt: r.EvictedAt.UTC(), EvictedAtSource: r.TimeSource,
-		QOS: r.QOS, Requests: r.Requests, Limits: r.Limits, Event: e.Namespace + "/" + e.Name}, nil
+	if w.Pods == nil {
+		var r janitor.Record
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			return nil, err
+		}
+		w.Pods = []janitor.Record{r}
+	}
+	out := make([]*why.JanitorRecord, 0, len(w.Pods))
+	for _, r := range w.Pods {
+		out = append(out, &why.JanitorRecord{Pod: r.Pod, Namespace: r.Namespace, UID: r.UID, Owner: r.Owner, Node: r.Node,
+			Phase: r.Phase, Reason: r.Reason, Message: r.Message, EvictedAt: r.EvictedAt.UTC(), EvictedAtSource: r.TimeSource,
+			QOS: r.QOS, Requests: r.Requests, Limits: r.Limits, Event: e.Namespace + "/" + e.Name})
+	}
+	return out, nil
 }
 
 // recent reports whether an event was last seen at or after since (zero since: always).

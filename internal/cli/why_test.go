@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
@@ -87,5 +90,48 @@ func TestWhySinceAndGonePodIdentity(t *testing.T) {
 	}
 	if got := uidFromEvents([]why.Event{old, newer}); got != "uid-new" {
 		t.Errorf("a gone pod's UID from its events: %q, want the newest event's uid-new", got)
+	}
+}
+
+// The janitor writes one Event per owner and window holding several pods' records; why must find
+// each pod in it, and still read the single record older janitors wrote.
+func TestJanitorEvidenceOfAWindowNamesEveryPodInIt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	w := janitor.NewWindow("shop", janitor.OwnerRef{Kind: "Deployment", Name: "web", UID: "d-1"}, now)
+	w.Add(janitor.Record{Pod: "web-a", Namespace: "shop", UID: "u-a", Reason: "Evicted"}, now)
+	w.Add(janitor.Record{Pod: "web-b", Namespace: "shop", UID: "u-b", Reason: "Evicted"}, now.Add(time.Second))
+	raw, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := json.Marshal(janitor.Record{Pod: "solo", Namespace: "shop", UID: "u-s", Reason: "Evicted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, annotation string
+		wantPods         []string
+	}{
+		{"window of two pods of a Deployment", string(raw), []string{"web-a", "web-b"}},
+		{"single record of an older janitor", string(single), []string{"solo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pressure-janitor.d-1.1",
+				Annotations: map[string]string{janitor.AnnotationEvidence: tc.annotation}}}
+			recs, err := janitorRecords(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range recs {
+				got = append(got, r.Pod)
+				if r.Event != "shop/pressure-janitor.d-1.1" {
+					t.Errorf("record %s names Event %q", r.Pod, r.Event)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantPods, ",") {
+				t.Errorf("janitorRecords = %v, want %v", got, tc.wantPods)
+			}
+		})
 	}
 }

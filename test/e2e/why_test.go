@@ -159,6 +159,12 @@ func TestWhyKubeletEvictionThenJanitorDelete(t *testing.T) {
 		_, err := e.client.CoreV1().Pods(ns).Get(ctx, "hog", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
+	// The janitor writes its evidence Event right after the delete: wait for it before stopping the
+	// janitor, or the stop may cancel the write.
+	poll(ctx, t, "janitor evidence Event", func() (bool, string) {
+		evs := eventsIn(ctx, t, e, ns, janitor.EventReason)
+		return len(evs) > 0, fmt.Sprintf("%d events", len(evs))
+	})
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("janitor: %v", err)
