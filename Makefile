@@ -15,7 +15,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT  ?= 75m
 BINARIES      := pressure-agent pressure-janitor kubectl-pressure
 
-.PHONY: all build test test-unit lint k8s-bins node-deps demo demo-down clean help images dist helm
+.PHONY: all build test test-unit lint node-lock-check k8s-bins node-deps demo demo-down clean help images dist helm
 
 all: build
 
@@ -42,11 +42,16 @@ node-deps: ## install containerd, runc, CNI plugins and iptables when missing (n
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...
 
-test: lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
+test: node-lock-check lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
-	@# ends, so say here, at once, who holds it (make demo: stop it with make demo-down).
+	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# node-lock-check runs first in make test, before the minute of lint: a running demo cluster (which holds
+# the node lock until make demo-down) stops make test at once, saying so; a test run holding it is named.
+node-lock-check:
+	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock --check; fi
 
 demo: build k8s-bins node-deps ## bring up a local cluster, provoke memory pressure, show what happened
 	@hack/demo.sh
@@ -59,7 +64,8 @@ images: build ## OCI image tarballs of pressure-agent and pressure-janitor in bi
 
 DIST_ARCHES   := amd64 arm64
 # CLI_PLATFORMS are the os/arch pairs of the kubectl-pressure archives; deploy/krew/pressure.yaml lists
-# the same platforms (test/deploy/krew_test.go checks both). Windows gets a .zip, the krew norm.
+# the same platforms (test/deploy/krew_test.go checks both). Windows gets a .zip, the krew norm. The
+# unix archives also hold kubectl_complete-pressure, kubectl's plugin completion hook.
 CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 TAR           := tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0
 dist: ## release archives (server: linux; kubectl-pressure: linux, darwin, windows), SHA256SUMS, krew manifest in dist/
@@ -81,7 +87,8 @@ dist: ## release archives (server: linux; kubectl-pressure: linux, darwin, windo
 		if [[ "$$os" == windows ]]; then \
 			echo "dist: $$name.zip"; touch -d @0 "$$dir"/*; (cd "$$dir" && zip -X -q -9 "../../$$name.zip" "$$exe" LICENSE README.md); \
 		else \
-			echo "dist: $$name.tar.gz"; $(TAR) -C "$$dir" -cf - "$$exe" LICENSE README.md | gzip -n -9 > "dist/$$name.tar.gz"; \
+			cp deploy/krew/kubectl_complete-pressure "$$dir/"; \
+			echo "dist: $$name.tar.gz"; $(TAR) -C "$$dir" -cf - "$$exe" kubectl_complete-pressure LICENSE README.md | gzip -n -9 > "dist/$$name.tar.gz"; \
 		fi; \
 	done
 	@rm -rf dist/.build

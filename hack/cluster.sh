@@ -7,6 +7,8 @@
 #   down    stops the recorded PIDs (only those) and cleans up the node; also after a crash.
 #   node-lock  waits until no node holds /run/pressure-node.lock, saying who holds it at once and
 #           every 30 s; fails at once when a detached cluster (make demo) holds it (make test runs it).
+#           --check: says who holds it without waiting, fails only for a detached cluster (make test's
+#           first step).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${PRESSURE_CACHE:-${HOME}/.cache/pressure}/cluster-cli"

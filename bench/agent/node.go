@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 )
 
 // The neighbours of scenario 1: a Burstable pod over its request and a Guaranteed pod.
@@ -67,11 +67,11 @@ func (b *bench) resetNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tn := &actuate.Tainter{Client: b.client, Node: b.node.Name()}
+	tn := &loopbreaker.Tainter{Client: b.client, Node: b.node.Name()}
 	if _, err := tn.Remove(ctx); err != nil {
 		return fmt.Errorf("remove leftover taint: %w", err)
 	}
-	patch := []byte(`{"metadata":{"annotations":{"` + actuate.LedgerAnnotation + `":null}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + loopbreaker.LedgerAnnotation + `":null}}}`)
 	if _, err := b.client.CoreV1().Nodes().Patch(ctx, b.node.Name(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("remove leftover ledger: %w", err)
 	}

@@ -15,6 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 // Node-side level-1 tests (taint, ledger, dry-run, events, owners); see cluster_test.go.
@@ -43,7 +46,7 @@ func testTaint(e *env) {
 		{Key: "example.com/maintenance", Effect: v1.TaintEffectNoExecute},
 	}
 	e.node("node-taint", theirs...)
-	tn := &Tainter{Client: e.client, Node: "node-taint"}
+	tn := &loopbreaker.Tainter{Client: e.client, Node: "node-taint"}
 	check := func(step string, want *string) {
 		ts := e.taints("node-taint")
 		for _, o := range theirs {
@@ -51,7 +54,7 @@ func testTaint(e *env) {
 				e.t.Errorf("%s: their taint %s lost or changed: %v", step, o.Key, ts)
 			}
 		}
-		got := findTaint(ts, TaintKey, v1.TaintEffectNoSchedule)
+		got := findTaint(ts, loopbreaker.TaintKey, v1.TaintEffectNoSchedule)
 		switch {
 		case want == nil && got != nil:
 			e.t.Errorf("%s: our taint still there: %v", step, ts)
@@ -84,19 +87,19 @@ func testLedgerPersistence(e *env) {
 	ns := e.namespace("ledger")
 	e.node("node-ledger")
 	p := e.runningPod(ns, "worker", "node-ledger", nil)
-	store := &NodeAnnotationStore{Client: e.client, Node: "node-ledger"}
-	first, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
+	store := &loopbreaker.NodeAnnotationStore{Client: e.client, Node: "node-ledger"}
+	first, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	now := time.Now()
-	owner := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
-	if _, _, err := first.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: p.Name, Owner: owner, Signal: "memory.available",
-		Rung: RungEviction, At: now}); err != nil {
+	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
+	if _, _, err := first.Record(e.ctx, loopbreaker.Entry{UID: p.UID, Namespace: ns, Name: p.Name, Owner: workload, Signal: "memory.available",
+		Rung: string(RungEviction), At: now}); err != nil {
 		e.t.Fatal(err)
 	}
 	// A restarted agent: a new ledger from the node, and a ladder using it.
-	second, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
+	second, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -108,12 +111,12 @@ func testLedgerPersistence(e *env) {
 		e.t.Errorf("second request: %+v, want in-flight without an API call", res)
 	}
 	e.assertUntouched(ns, "worker")
-	loop, ok, err := second.Record(e.ctx, Entry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: owner,
+	loop, ok, err := second.Record(e.ctx, loopbreaker.Entry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: workload,
 		Signal: "memory.available", At: now.Add(time.Minute), Created: now.Add(time.Second)})
 	if err != nil || !ok {
 		e.t.Errorf("evicted replacement not seen as a loop: %v %v", ok, err)
 	}
-	third, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
+	third, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func testLedgerPersistence(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if n.Annotations["example.com/keep"] != "me" || !strings.Contains(n.Annotations[LedgerAnnotation], string(p.UID)) {
+	if n.Annotations["example.com/keep"] != "me" || !strings.Contains(n.Annotations[loopbreaker.LedgerAnnotation], string(p.UID)) {
 		e.t.Errorf("node annotations %v", n.Annotations)
 	}
 }
@@ -133,8 +136,8 @@ func testDryRun(e *env) {
 	ns := e.namespace("dryrun")
 	e.node("node-dryrun")
 	p := e.runningPod(ns, "web", "node-dryrun", nil)
-	store := &NodeAnnotationStore{Client: e.client, Node: "node-dryrun", DryRun: true}
-	l, err := LoadLedger(e.ctx, store, LedgerPolicy{}, nil)
+	store := &loopbreaker.NodeAnnotationStore{Client: e.client, Node: "node-dryrun", DryRun: true}
+	l, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -145,11 +148,11 @@ func testDryRun(e *env) {
 	if err != nil || res.Outcome != OutcomeDryRun || len(res.Attempts) != 0 || len(killer.killed) != 0 {
 		e.t.Errorf("dry-run: %+v %v, killed %v", res, err, killer.killed)
 	}
-	tn := &Tainter{Client: e.client, Node: "node-dryrun", DryRun: true}
+	tn := &loopbreaker.Tainter{Client: e.client, Node: "node-dryrun", DryRun: true}
 	if changed, err := tn.Ensure(e.ctx, "memory.available"); err != nil || !changed {
 		e.t.Errorf("dry-run taint: changed %v, %v; want it to report the change it would make", changed, err)
 	}
-	if _, _, err := l.Record(e.ctx, Entry{UID: p.UID, Namespace: ns, Name: "web", At: time.Now()}); err != nil {
+	if _, _, err := l.Record(e.ctx, loopbreaker.Entry{UID: p.UID, Namespace: ns, Name: "web", At: time.Now()}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.assertUntouched(ns, "web")
@@ -157,10 +160,10 @@ func testDryRun(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if findTaint(n.Spec.Taints, TaintKey, v1.TaintEffectNoSchedule) != nil {
+	if findTaint(n.Spec.Taints, loopbreaker.TaintKey, v1.TaintEffectNoSchedule) != nil {
 		e.t.Errorf("dry-run tainted the node: %v", n.Spec.Taints)
 	}
-	if _, ok := n.Annotations[LedgerAnnotation]; ok {
+	if _, ok := n.Annotations[loopbreaker.LedgerAnnotation]; ok {
 		e.t.Errorf("dry-run wrote the ledger annotation")
 	}
 	ev := e.waitEvent(ns, p.UID, ReasonPressureEvictionDryRun)
@@ -190,8 +193,8 @@ func testNodeAndOwnerEvents(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	owner := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: d.UID}
-	e.events.Loop(Loop{Owner: owner, Pod: PodRef{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
+	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: d.UID}
+	e.events.EvictionLoop(loopbreaker.EvictionLoop{Owner: workload, Pod: loopbreaker.Pod{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
 		Since: 42 * time.Second, Signal: "memory.available", Until: time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)})
 	loop := e.waitEvent(ns, d.UID, ReasonEvictionLoop)
 	want := "Pod web-abc evicted from node node-events for memory.available 42s after the previous eviction of this Deployment (2 evictions within the window); its new pods avoid node node-events until 2026-11-29T16:00:00Z"
@@ -223,11 +226,11 @@ func testOwnerResolver(e *env) {
 	if err != nil {
 		e.t.Fatalf("the ReplicaSet controller made no pod: %v", err)
 	}
-	got, err := (&OwnerResolver{Client: e.client}).Resolve(e.ctx, &pod)
+	got, err := (&owner.Resolver{Client: e.client}).Resolve(e.ctx, owner.ControllerOf(&pod))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	want := Owner{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: d.UID}
+	want := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: d.UID}
 	if got != want {
 		e.t.Errorf("owner %+v, want %+v", got, want)
 	}
@@ -268,7 +271,7 @@ func testTaintConflict(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	changed, err := (&Tainter{Client: racing, Node: "node-conflict"}).Ensure(e.ctx, "memory.available")
+	changed, err := (&loopbreaker.Tainter{Client: racing, Node: "node-conflict"}).Ensure(e.ctx, "memory.available")
 	if err != nil || !changed {
 		e.t.Fatalf("Ensure: changed %v, %v", changed, err)
 	}
@@ -276,7 +279,7 @@ func testTaintConflict(e *env) {
 		e.t.Errorf("%d patches, want a retry after the conflict", n)
 	}
 	ts := e.taints("node-conflict")
-	for _, k := range []string{"dedicated", "concurrent", TaintKey} {
+	for _, k := range []string{"dedicated", "concurrent", loopbreaker.TaintKey} {
 		if findTaint(ts, k, v1.TaintEffectNoSchedule) == nil {
 			e.t.Errorf("taint %s missing: %v", k, ts)
 		}

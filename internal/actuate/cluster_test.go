@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -129,10 +130,10 @@ func (e *env) pod(ns, name string) *v1.Pod {
 }
 
 func ref(p *v1.Pod) PodRef {
-	return PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID, QOSClass: "BestEffort"}
+	return PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}
 }
 
-func (e *env) ladder(cfg LadderConfig, l *PersistentLedger) *Ladder {
+func (e *env) ladder(cfg LadderConfig, l *loopbreaker.PersistentLedger) *Ladder {
 	return &Ladder{Evictor: &Evictor{Client: e.client}, Events: e.events, Ledger: l, Clock: clock.RealClock{}, Config: cfg}
 }
 

@@ -14,6 +14,8 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 )
 
 // Component is the event source component of the agent.
@@ -62,13 +64,13 @@ func NewEventRecorder(ctx context.Context, client kubernetes.Interface, clk cloc
 type Events struct {
 	Recorder record.EventRecorder
 	Node     string
-	// TaintKey is the loop breaker's taint key named in messages; empty means TaintKey.
+	// TaintKey is the loop breaker's taint key named in messages; empty means loopbreaker.TaintKey.
 	TaintKey string
 }
 
 func (e *Events) taintKey() string {
 	if e.TaintKey == "" {
-		return TaintKey
+		return loopbreaker.TaintKey
 	}
 	return e.TaintKey
 }
@@ -116,8 +118,8 @@ func (e *Events) PressureEnded(signal, observed string) {
 		"Node pressure ended: %s observed %s", signal, observed)
 }
 
-// Loop records on the owner that a replacement of its pod evicted here was evicted again.
-func (e *Events) Loop(l Loop) {
+// EvictionLoop records on the owner that a replacement of its pod evicted here was evicted again.
+func (e *Events) EvictionLoop(l loopbreaker.EvictionLoop) {
 	ref := &v1.ObjectReference{Kind: l.Owner.Kind, APIVersion: l.Owner.APIVersion, Namespace: l.Owner.Namespace,
 		Name: l.Owner.Name, UID: l.Owner.UID}
 	e.Recorder.Eventf(ref, v1.EventTypeWarning, ReasonEvictionLoop,

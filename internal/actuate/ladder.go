@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 )
 
 // DefaultPDBFallbackWait is how long the ladder waits after a PodDisruptionBudget refused a hard
@@ -37,9 +40,9 @@ type LadderConfig struct {
 	DryRun bool
 }
 
-// PodKiller stops a pod's processes on the node (CgroupKiller).
+// PodKiller stops a pod's processes on the node (cgroupkill.Killer).
 type PodKiller interface {
-	KillPod(pod PodRef) (killed int, err error)
+	KillPod(uid types.UID) (killed int, err error)
 }
 
 // Ladder escalates one eviction through the configured rungs. It is safe for concurrent use when its
@@ -51,7 +54,7 @@ type Ladder struct {
 	// Events records pod events; nil records nothing.
 	Events *Events
 	// Ledger remembers evictions in flight; nil remembers nothing.
-	Ledger *PersistentLedger
+	Ledger *loopbreaker.PersistentLedger
 	Clock  clock.Clock
 	Config LadderConfig
 }
@@ -84,9 +87,9 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 
 // avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
 // the replacement as soon as the pod is terminating, and the admission policy must already see it.
-func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (Avoidance, error) {
+func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (loopbreaker.Avoidance, error) {
 	if l.Ledger == nil {
-		return Avoidance{}, nil
+		return loopbreaker.Avoidance{}, nil
 	}
 	prev, published, err := l.Ledger.Avoid(ctx, req.Owner, now)
 	if published && l.Config.AvoidanceSettle > 0 {
@@ -126,7 +129,7 @@ func (l *Ladder) wait(ctx context.Context, d time.Duration) bool {
 }
 
 func (l *Ladder) kill(req Request, res *Result) {
-	n, err := l.Killer.KillPod(req.Pod)
+	n, err := l.Killer.KillPod(req.Pod.UID)
 	o := OutcomeKilled
 	if err != nil {
 		o = OutcomeFailed
@@ -150,7 +153,7 @@ func (l *Ladder) record(req Request, res Result) {
 
 // remember records a carried-out eviction in the ledger (reporting a loop on the owner), or takes back
 // the avoidance published for an eviction that did not happen.
-func (l *Ladder) remember(ctx context.Context, req Request, prev Avoidance, res *Result) error {
+func (l *Ladder) remember(ctx context.Context, req Request, prev loopbreaker.Avoidance, res *Result) error {
 	if l.Ledger == nil {
 		return nil
 	}
@@ -158,15 +161,15 @@ func (l *Ladder) remember(ctx context.Context, req Request, prev Avoidance, res 
 	if res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled {
 		return l.Ledger.Restore(ctx, req.Owner, prev, now)
 	}
-	e := Entry{
+	e := loopbreaker.Entry{
 		UID: req.Pod.UID, Namespace: req.Pod.Namespace, Name: req.Pod.Name,
-		Owner: req.Owner, Signal: req.Signal, Rung: res.Rung, At: now, Created: req.Created,
+		Owner: req.Owner, Signal: req.Signal, Rung: string(res.Rung), At: now, Created: req.Created,
 	}
 	loop, ok, err := l.Ledger.Record(ctx, e)
 	if ok {
-		res.Loop = &loop
+		res.EvictionLoop = &loop
 		if l.Events != nil {
-			l.Events.Loop(loop)
+			l.Events.EvictionLoop(loop)
 		}
 	}
 	return err

@@ -17,10 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 // apiScript answers eviction and delete calls from queues and records what was asked.
@@ -67,12 +72,12 @@ func (s *apiScript) client() *fake.Clientset {
 }
 
 type recordingKiller struct {
-	killed []PodRef
+	killed []types.UID
 	err    error
 }
 
-func (k *recordingKiller) KillPod(p PodRef) (int, error) {
-	k.killed = append(k.killed, p)
+func (k *recordingKiller) KillPod(uid types.UID) (int, error) {
+	k.killed = append(k.killed, uid)
 	return 2, k.err
 }
 
@@ -80,8 +85,8 @@ var t0 = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 
 func request(hard bool) Request {
 	return Request{
-		Pod:                PodRef{Namespace: "shop", Name: "web-0", UID: "uid-web-0", QOSClass: "Burstable"},
-		Owner:              Owner{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web", UID: "uid-sts"},
+		Pod:                PodRef{Namespace: "shop", Name: "web-0", UID: "uid-web-0"},
+		Owner:              owner.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web", UID: "uid-sts"},
 		GracePeriodSeconds: 1, Hard: hard, Signal: "memory.available", Observed: "80Mi", Threshold: "356Mi",
 		Rank: 1, DecidedBy: "memory", Message: "The node was low on resource: memory. ",
 		Annotations: map[string]string{"offending_containers": "app"},
@@ -307,8 +312,8 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 
 func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	r := newLadderRun(full)
-	store := &memStore{}
-	pl, err := LoadLedger(context.Background(), store, LedgerPolicy{}, nil)
+	store := &loopbreakertest.Store{}
+	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,18 +331,18 @@ func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
 	if len(r.script.calls) != 1 {
 		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
 	}
-	if store.saves != 2 {
-		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.saves)
+	if store.Saves() != 2 {
+		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.Saves())
 	}
 }
 
 // recordingParams records the avoidances published, in the order of the API calls.
 type recordingParams struct {
 	script *apiScript
-	writes [][]Avoidance
+	writes [][]loopbreaker.Avoidance
 }
 
-func (p *recordingParams) Write(_ context.Context, as []Avoidance) error {
+func (p *recordingParams) Write(_ context.Context, as []loopbreaker.Avoidance) error {
 	p.script.mu.Lock()
 	defer p.script.mu.Unlock()
 	p.script.calls = append(p.script.calls, "params")
@@ -362,7 +367,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			r := newLadderRun(LadderConfig{})
 			r.script.evictions = tc.evictions
 			params := &recordingParams{script: r.script}
-			pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{Cooldown: 5 * time.Minute}, params)
+			pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{Cooldown: 5 * time.Minute}, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +376,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
 				t.Errorf("calls (-got +want):\n%s", diff)
 			}
-			want := []Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
+			want := []loopbreaker.Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
 			if diff := cmp.Diff(params.writes[0], want); diff != "" {
 				t.Errorf("first publication (-got +want):\n%s", diff)
 			}
@@ -399,21 +404,10 @@ func TestEvictedEventCarriesTheDecisionAndAnnotations(t *testing.T) {
 
 var podsGR = schema.GroupResource{Resource: "pods"}
 
-type memStore struct {
-	data  []byte
-	saves int
-}
-
-func (m *memStore) Load(context.Context) ([]byte, error) { return m.data, nil }
-func (m *memStore) Save(_ context.Context, b []byte) error {
-	m.data, m.saves = append([]byte(nil), b...), m.saves+1
-	return nil
-}
-
 func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
 	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
 	params := &recordingParams{script: r.script}
-	pl, err := LoadLedger(context.Background(), &memStore{}, LedgerPolicy{}, params)
+	pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 // PodRef names one pod incarnation: namespace, name and UID.
@@ -11,9 +14,6 @@ type PodRef struct {
 	Namespace string
 	Name      string
 	UID       types.UID
-	// QOSClass is the pod's status.qosClass ("Guaranteed", "Burstable", "BestEffort"); it selects the
-	// pod's cgroup for the last rung.
-	QOSClass string
 }
 
 // Request is one eviction the agent wants.
@@ -21,7 +21,7 @@ type Request struct {
 	Pod PodRef
 	// Owner is the pod's controller (ControllerOf); the zero Owner for a bare pod. New pods of an
 	// Avoidable owner avoid the node after the eviction.
-	Owner Owner
+	Owner owner.Ref
 	// Created is the pod's creation time: an evicted pod created after an earlier eviction of its owner
 	// here is a replacement that came back (loop detection).
 	Created time.Time
@@ -106,8 +106,8 @@ type Result struct {
 	Attempts []Attempt
 	// Killed is the number of processes SIGKILLed by the cgroup rung.
 	Killed int
-	// Loop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
-	Loop *Loop
+	// EvictionLoop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
+	EvictionLoop *loopbreaker.EvictionLoop
 }
 
 // Err returns the error of the last attempt, or nil.

@@ -9,43 +9,28 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
-	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// Settings are the loop's tunables, already defaulted and validated.
+// Settings are the loop's tunables, already defaulted and validated: the node, the periodic sync, and
+// the policy's settings (policy.Config, embedded: Settings.Policy, Settings.DryRun, ...).
 type Settings struct {
 	// Node is the name of the node the agent runs on.
-	Node   string
-	Policy Policy
-	// Headroom raises the kubelet's hard thresholds (pressure policy only).
-	Headroom Headroom
+	Node string
 	// SyncPeriod is the periodic full sync (default 10s).
 	SyncPeriod time.Duration
-	// MaxEvictionsPerSync caps the pods one sync evicts (pressure policy; the kubelet policy evicts one).
-	MaxEvictionsPerSync int
-	// MaxEvictionsPerMinute bounds the eviction requests in any sliding minute.
-	MaxEvictionsPerMinute int
-	// KillLead enables the last rung: when the usage trend of a memory signal reaches zero available
-	// within KillLead, the chosen pod's processes are SIGKILLed right after the eviction request. 0
-	// disables it.
-	KillLead time.Duration
-	// InFlightTTL is how long a requested eviction counts as in flight when the pod is still listed
-	// without a deletion timestamp.
-	InFlightTTL time.Duration
-	// APIBackoffMin and APIBackoffMax bound the backoff after the API was unreachable.
-	APIBackoffMin, APIBackoffMax time.Duration
-	DryRun                       bool
+	policy.Config
 }
 
-// DefaultSettings returns the defaults for node.
+// DefaultSettings returns the defaults for node, with the trend kill's horizon set (DefaultConfig turns
+// it off, as eviction.allowCgroupKill does).
 func DefaultSettings(node string) Settings {
-	return Settings{
-		Node: node, Policy: PolicyPressure, Headroom: DefaultHeadroom(), SyncPeriod: 10 * time.Second,
-		MaxEvictionsPerSync: 3, MaxEvictionsPerMinute: 10, KillLead: DefaultKillLead,
-		InFlightTTL: 2 * time.Minute, APIBackoffMin: time.Second, APIBackoffMax: 10 * time.Second,
-	}
+	c := policy.DefaultConfig()
+	c.KillLead = policy.DefaultKillLead
+	return Settings{Node: node, SyncPeriod: 10 * time.Second, Config: c}
 }
 
 // nodeReader reads the node (source.Node).
@@ -69,10 +54,10 @@ type nodeEvents interface {
 	PressureEnded(signal, observed string)
 }
 
-// loopBreaker keeps the node tainted while under pressure (and a short hysteresis after it), settles the
-// ledger and expires avoidances.
+// loopBreaker makes the node's taint match the policy's wanted state, settles the ledger and expires
+// avoidances.
 type loopBreaker interface {
-	Sync(ctx context.Context, now time.Time, underPressure bool, sig string, pods []*corev1.Pod) error
+	Sync(ctx context.Context, now time.Time, want policy.Taint, pods []*corev1.Pod) error
 	Tainted() bool
 	// Avoiding counts the owners whose new pods avoid the node at now.
 	Avoiding(now time.Time) int
@@ -86,65 +71,57 @@ type Agent struct {
 	Clock         clock.WithTicker
 	Source        nodeReader
 	Pods          podLister
-	Ladder        evictLadder
+	// PodsSynced reports whether Pods lists every pod of the node (the informer's cache has synced); nil
+	// means always.
+	PodsSynced func() bool
+	// Unlisted, if set, lists the pods the node runs as found in its cgroup tree; used only until
+	// PodsSynced, and only to kill (see unlisted.go).
+	Unlisted func() ([]UnlistedPod, error)
+	Ladder   evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
 	// Events records node events; nil records nothing.
 	Events nodeEvents
 	// Breaker is the loop breaker; nil disables it.
 	Breaker loopBreaker
+	// Ledger, if set, tells the policy which evictions a previous run of the agent carried out
+	// (loopbreaker.PersistentLedger).
+	Ledger  ledgerEntries
 	Metrics *Metrics
 	Log     *slog.Logger
 	// Wake receives the notifiers' wake-ups.
 	Wake <-chan struct{}
-	// Rearm, if set, is called after every sync with the thresholds acted on and the raw snapshot, so
-	// the notifiers can follow the thresholds.
-	Rearm func(cfg threshold.Config, snap signal.Snapshot)
+	// KubeletUpdates, if set, receives the kubelet's configuration when it changed; the next sync uses it.
+	KubeletUpdates <-chan threshold.Config
+	// Rearm, if set, is called after every sync with the thresholds the policy watches, so the notifiers
+	// can follow them.
+	Rearm func(watch []policy.Watch)
 	// Synced reports each completed sync (tests, readiness); nil is fine.
 	Synced func(syncResult)
 
 	st loopState
 }
 
+// ledgerEntries lists the ledger's evictions (loopbreaker.PersistentLedger).
+type ledgerEntries interface {
+	Entries() []loopbreaker.Entry
+}
+
 // loopState is what the loop remembers between syncs; only the sync goroutine touches it.
 type loopState struct {
-	decision  decision.State
-	started   bool
-	fsLayout  bool // the containerfs thresholds were derived from the observed layout
-	lastObs   map[signal.Signal]signal.Observation
-	rawMet    map[signal.Signal]bool
-	crossing  map[signal.Signal]time.Time // episode start (estimated crossing) not yet reported
-	requested map[string]time.Time        // pod UID -> when we requested its eviction (or would have)
-	refused   map[string]refusal          // pod UID -> the last PodDisruptionBudget refusal of its eviction
-	pressure  *episode
-	limiter   *window
-	api       backoff
-}
-
-// refusal is a PodDisruptionBudget refusal: when, and whether the request was for a hard threshold.
-type refusal struct {
-	at   time.Time
-	hard bool
-}
-
-// episode is a pressure episode as the node events report it.
-type episode struct {
-	Signal, Threshold string
+	policy policy.State
+	// outcomes are what happened to the last plan's actions, fed into the next step.
+	outcomes []policy.Outcome
+	started  bool
+	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
+	unlisted map[string]bool
 }
 
 func (a *Agent) init() {
-	s := &a.st
-	if s.started {
+	if a.st.started {
 		return
 	}
-	s.started = true
-	s.lastObs = map[signal.Signal]signal.Observation{}
-	s.rawMet = map[signal.Signal]bool{}
-	s.crossing = map[signal.Signal]time.Time{}
-	s.requested = map[string]time.Time{}
-	s.refused = map[string]refusal{}
-	s.limiter = &window{Max: a.Settings.MaxEvictionsPerMinute, Span: time.Minute}
-	s.api = backoff{Min: a.Settings.APIBackoffMin, Max: a.Settings.APIBackoffMax}
+	a.st.started = true
 	if a.Log == nil {
 		a.Log = slog.New(slog.DiscardHandler)
 	}

@@ -8,7 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // taintEvents records the pressure taint's events (actuate.Events).
@@ -16,37 +17,28 @@ type taintEvents interface {
 	TaintChanged(added bool, value string)
 }
 
-// taintWriter changes the node's taint (actuate.Tainter).
+// taintWriter changes the node's taint (loopbreaker.Tainter).
 type taintWriter interface {
 	Ensure(ctx context.Context, value string) (bool, error)
 	Remove(ctx context.Context) (bool, error)
 }
 
-// Breaker keeps the node tainted NoSchedule (actuate.TaintKey) only while it is under pressure and for
-// Hysteresis after, as the kubelet's pressure condition does; eviction loops are broken per workload by
-// the ledger's avoidances (actuate.Ladder), not by the taint. It also settles the ledger's entries of pods
-// that are gone and prunes (and republishes) the avoidances.
+// Breaker makes the node's NoSchedule taint (loopbreaker.TaintKey) match the state the policy wants (on while
+// a threshold of ours is met and for a hysteresis after, policy.Plan.Taint); eviction loops are broken per
+// workload by the ledger's avoidances (actuate.Ladder), not by the taint. It also settles the ledger's
+// entries of pods that are gone and prunes (and republishes) the avoidances.
 type Breaker struct {
-	Ledger     *actuate.PersistentLedger
-	Tainter    taintWriter
-	Events     taintEvents
-	Hysteresis time.Duration
+	Ledger  *loopbreaker.PersistentLedger
+	Tainter taintWriter
+	Events  taintEvents
 
-	lastPressure time.Time
-	tainted      *bool // nil until the first successful change or check
-	value        string
-	shown        string // the value the taint has on the node
+	tainted *bool  // nil until the first successful change or check
+	shown   string // the value the taint has on the node
 }
 
 // Sync implements loopBreaker.
-func (b *Breaker) Sync(ctx context.Context, now time.Time, pressure bool, sig string, pods []*corev1.Pod) error {
-	if pressure {
-		b.lastPressure = now
-		if sig != "" {
-			b.value = sig
-		}
-	}
-	return errors.Join(b.settle(ctx, now, pods), b.taint(ctx, now), b.Ledger.Prune(ctx, now))
+func (b *Breaker) Sync(ctx context.Context, now time.Time, want policy.Taint, pods []*corev1.Pod) error {
+	return errors.Join(b.settle(ctx, now, pods), b.taint(ctx, want), b.Ledger.Prune(ctx, now))
 }
 
 // settle marks the ledger's evictions of pods no longer listed as finished.
@@ -67,13 +59,9 @@ func (b *Breaker) settle(ctx context.Context, now time.Time, pods []*corev1.Pod)
 }
 
 // taint makes the taint match the wanted state.
-func (b *Breaker) taint(ctx context.Context, now time.Time) error {
-	want := !b.lastPressure.IsZero() && now.Sub(b.lastPressure) <= b.Hysteresis
-	value := b.value
-	if value == "" {
-		value = "pressure"
-	}
-	if want {
+func (b *Breaker) taint(ctx context.Context, w policy.Taint) error {
+	value := w.Value
+	if w.Want {
 		if b.Tainted() && b.shown == value {
 			return nil
 		}

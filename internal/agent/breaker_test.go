@@ -10,16 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
+	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
-
-type memStore struct{ data []byte }
-
-func (m *memStore) Load(context.Context) ([]byte, error) { return m.data, nil }
-func (m *memStore) Save(_ context.Context, d []byte) error {
-	m.data = append([]byte(nil), d...)
-	return nil
-}
 
 type fakeTainter struct {
 	on      bool
@@ -50,9 +45,9 @@ func (e *taintEventLog) TaintChanged(added bool, v string) {
 	e.changes = append(e.changes, map[bool]string{true: "added ", false: "removed "}[added]+v)
 }
 
-type paramLog struct{ writes [][]actuate.Avoidance }
+type paramLog struct{ writes [][]loopbreaker.Avoidance }
 
-func (p *paramLog) Write(_ context.Context, as []actuate.Avoidance) error {
+func (p *paramLog) Write(_ context.Context, as []loopbreaker.Avoidance) error {
 	p.writes = append(p.writes, as)
 	return nil
 }
@@ -64,20 +59,21 @@ func ownedPod(name, uid string, created time.Time) *corev1.Pod {
 	return p
 }
 
-func TestBreakerTaintsOnlyUnderPressureAndExpiresAvoidances(t *testing.T) {
+func TestBreakerTaintsOnlyWhileWantedAndExpiresAvoidances(t *testing.T) {
 	ctx := context.Background()
 	params := &paramLog{}
-	ledger, err := actuate.LoadLedger(ctx, &memStore{}, actuate.LedgerPolicy{Cooldown: time.Minute}, params)
+	ledger, err := loopbreaker.LoadLedger(ctx, &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{Cooldown: time.Minute}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tn, ev := &fakeTainter{}, &taintEventLog{}
-	b := &Breaker{Ledger: ledger, Tainter: tn, Events: ev, Hysteresis: 10 * time.Second}
+	b := &Breaker{Ledger: ledger, Tainter: tn, Events: ev}
 	old := ownedPod("hog-a", "u-a", t0.Add(-time.Hour))
 	sibling := ownedPod("hog-b", "u-b", t0.Add(-time.Hour))
-	mustSync := func(now time.Time, pressure bool, pods ...*corev1.Pod) {
+	// want is the policy's wanted taint (policy.Plan.Taint: on under pressure and for its hysteresis).
+	mustSync := func(now time.Time, want bool, pods ...*corev1.Pod) {
 		t.Helper()
-		if err := b.Sync(ctx, now, pressure, "allocatableMemory.available", pods); err != nil {
+		if err := b.Sync(ctx, now, policy.Taint{Want: want, Value: "allocatableMemory.available"}, pods); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,17 +81,17 @@ func TestBreakerTaintsOnlyUnderPressureAndExpiresAvoidances(t *testing.T) {
 	if !tn.on {
 		t.Fatalf("no taint under pressure")
 	}
-	if _, _, err := ledger.Record(ctx, actuate.Entry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
-		Owner: actuate.ControllerOf(old), Signal: "allocatableMemory.available"}); err != nil {
+	if _, _, err := ledger.Record(ctx, loopbreaker.Entry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
+		Owner: owner.ControllerOf(old), Signal: "allocatableMemory.available"}); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t0.Add(5*time.Second), false, sibling) // pressure gone: the hysteresis keeps the taint
+	mustSync(t0.Add(5*time.Second), true, sibling) // pressure gone, the policy's hysteresis still wants it
 	if !tn.on {
-		t.Fatalf("taint removed within the hysteresis")
+		t.Fatalf("taint removed while wanted")
 	}
 	mustSync(t0.Add(11*time.Second), false, sibling)
 	if tn.on {
-		t.Fatalf("taint still on after the hysteresis, while the owner's avoidance runs")
+		t.Fatalf("taint still on when no longer wanted, while the owner's avoidance runs")
 	}
 	if got := b.Avoiding(t0.Add(11 * time.Second)); got != 1 {
 		t.Errorf("avoiding %d owners during the cooldown, want 1", got)
@@ -111,7 +107,7 @@ func TestBreakerTaintsOnlyUnderPressureAndExpiresAvoidances(t *testing.T) {
 		t.Errorf("taint events (-got +want):\n%s", d)
 	}
 	// The first sync publishes the empty list: a restarted agent clears what it left behind.
-	want := [][]actuate.Avoidance{nil, {{Owner: actuate.ControllerOf(old), Until: t0.Add(time.Minute)}}, nil}
+	want := [][]loopbreaker.Avoidance{nil, {{Owner: owner.ControllerOf(old), Until: t0.Add(time.Minute)}}, nil}
 	if d := cmp.Diff(params.writes, want); d != "" {
 		t.Errorf("published avoidances (-got +want):\n%s", d)
 	}

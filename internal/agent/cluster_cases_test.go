@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 )
 
 // scenario puts the three pods of the scenario 1 on the node, without pressure yet
@@ -74,7 +75,7 @@ func testEvictsOnFakeNode(t *testing.T, rc *rest.Config, client kubernetes.Inter
 	}
 	eventually(t, 10*time.Second, "taint while under pressure", func() error {
 		if !w.tainted() {
-			return fmt.Errorf("node %s has no %s taint", w.node, actuate.TaintKey)
+			return fmt.Errorf("node %s has no %s taint", w.node, loopbreaker.TaintKey)
 		}
 		return nil
 	})
@@ -130,7 +131,7 @@ func testDryRun(t *testing.T, rc *rest.Config, client kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := n.Annotations[actuate.LedgerAnnotation]; ok {
+	if v, ok := n.Annotations[loopbreaker.LedgerAnnotation]; ok {
 		t.Errorf("dry-run wrote the ledger: %s", v)
 	}
 	if got := len(w.events(actuate.ReasonPressureEviction)); got != 0 {
@@ -164,8 +165,8 @@ func testRestart(t *testing.T, rc *rest.Config, client kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(n.Annotations[actuate.LedgerAnnotation], stress) {
-		t.Errorf("ledger annotation %q does not hold the eviction of %s", n.Annotations[actuate.LedgerAnnotation], stress)
+	if !strings.Contains(n.Annotations[loopbreaker.LedgerAnnotation], stress) {
+		t.Errorf("ledger annotation %q does not hold the eviction of %s", n.Annotations[loopbreaker.LedgerAnnotation], stress)
 	}
 }
 

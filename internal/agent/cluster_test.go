@@ -6,6 +6,7 @@ package agent
 // carry the API pods' UIDs, so the test decides the memory each pod uses.
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -58,6 +60,26 @@ type world struct {
 	ns     string
 	tree   *tree
 	kcfg   string
+	// logs holds what every agent started by start logged.
+	logs lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newWorld(t *testing.T, client kubernetes.Interface, name string) *world {
@@ -113,7 +135,7 @@ func (w *world) config(dryRun bool) Config {
 	cfg.Notifiers = Notifiers{PollInterval: 50 * time.Millisecond, PollDelta: 16 * mi}
 	cfg.Settings.SyncPeriod = time.Second
 	cfg.Settings.DryRun, cfg.Ladder.DryRun = dryRun, dryRun
-	cfg.TaintHysteresis = 2 * time.Second
+	cfg.Settings.TaintHysteresis = 2 * time.Second
 	return cfg
 }
 
@@ -130,7 +152,7 @@ func (w *world) start(cfg Config, rc *rest.Config) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1), reg: prometheus.NewRegistry()}
 	addrs := make(chan [2]string, 1)
-	log := slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{w.t}, &w.logs), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	go func() {
 		r.done <- RunWithOptions(ctx, cfg, Options{RESTConfig: rc, Registry: r.reg, Logger: log,
 			OnListen: func(m, h string) { addrs <- [2]string{m, h} }})
@@ -217,7 +239,7 @@ func (w *world) tainted() bool {
 		w.t.Fatal(err)
 	}
 	for _, tn := range n.Spec.Taints {
-		if tn.Key == actuate.TaintKey && tn.Effect == corev1.TaintEffectNoSchedule {
+		if tn.Key == loopbreaker.TaintKey && tn.Effect == corev1.TaintEffectNoSchedule {
 			return true
 		}
 	}

@@ -41,6 +41,8 @@ type tree struct {
 type fixturePod struct {
 	qos   string // "guaranteed", "burstable", "besteffort"
 	usage int64
+	// procs and threads are the lines of cgroup.procs and tasks (no tasks file when threads is 0).
+	procs, threads int
 }
 
 func newTree(t *testing.T, podsLimit int64) *tree {
@@ -49,7 +51,9 @@ func newTree(t *testing.T, podsLimit int64) *tree {
 	return tr
 }
 
-func (tr *tree) mem(rel string, usage, limit int64) {
+func (tr *tree) mem(rel string, usage, limit int64) { tr.memTasks(rel, usage, limit, 0, 0) }
+
+func (tr *tree) memTasks(rel string, usage, limit int64, procs, threads int) {
 	dir := filepath.Join(tr.root, "cgroup", "memory", rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tr.t.Fatal(err)
@@ -58,18 +62,51 @@ func (tr *tree) mem(rel string, usage, limit int64) {
 		"memory.usage_in_bytes": fmt.Sprint(usage),
 		"memory.limit_in_bytes": fmt.Sprint(limit),
 		"memory.stat":           "total_inactive_file 0\n",
-		"cgroup.procs":          "",
+		"cgroup.procs":          lines(procs, 100),
+	}
+	if threads > 0 {
+		files["tasks"] = lines(threads, 100)
 	}
 	for name, v := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
-			tr.t.Fatal(err)
-		}
+		writeAtomic(tr.t, filepath.Join(dir, name), v)
 	}
+}
+
+// writeAtomic replaces a fixture file by a rename, so that an agent reading it concurrently (the level-1
+// tests run the agent's loop while the test changes usage) never sees it empty, as it could between
+// os.WriteFile's truncate and write; a kernel cgroup file is never empty either.
+func writeAtomic(t *testing.T, path, v string) {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lines returns n lines of consecutive numbers from first.
+func lines(n, first int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d\n", first+i)
+	}
+	return b.String()
+}
+
+// setTasks sets a pod's process and thread counts.
+func (tr *tree) setTasks(uid string, procs, threads int) {
+	p := tr.pods[uid]
+	p.procs, p.threads = procs, threads
+	tr.pods[uid] = p
+	tr.write()
 }
 
 // setPod sets a pod's working set (0 removes nothing; use delete on tr.pods and write).
 func (tr *tree) setPod(uid, qos string, usage int64) {
-	tr.pods[uid] = fixturePod{qos: qos, usage: usage}
+	p := tr.pods[uid]
+	p.qos, p.usage = qos, usage
+	tr.pods[uid] = p
 	tr.write()
 }
 
@@ -92,7 +129,7 @@ func podRel(uid, qos string) string {
 func (tr *tree) write() {
 	var total int64
 	for uid, p := range tr.pods {
-		tr.mem(podRel(uid, p.qos), p.usage, 1<<62+1)
+		tr.memTasks(podRel(uid, p.qos), p.usage, 1<<62+1, p.procs, p.threads)
 		total += p.usage
 	}
 	tr.mem("", total+512*mi, 1<<62+1)
@@ -161,10 +198,12 @@ func (f *fakePods) set(pods ...*corev1.Pod) {
 	f.pods = pods
 }
 
-// recordingLadder records requests and answers with outcome (default evicted).
+// recordingLadder records requests and answers with the next of results, else with outcome (default
+// evicted).
 type recordingLadder struct {
 	mu       sync.Mutex
 	requests []actuate.Request
+	results  []actuate.Result
 	outcome  actuate.Outcome
 }
 
@@ -172,6 +211,11 @@ func (r *recordingLadder) Evict(_ context.Context, req actuate.Request) (actuate
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests = append(r.requests, req)
+	if len(r.results) > 0 {
+		res := r.results[0]
+		r.results = r.results[1:]
+		return res, nil
+	}
 	o := r.outcome
 	if o == "" {
 		o = actuate.OutcomeEvicted
@@ -204,11 +248,11 @@ func (e *recordingEvents) PressureEnded(sig, observed string) {
 	e.events = append(e.events, fmt.Sprintf("ended %s observed %s", sig, observed))
 }
 
-// recordingKiller records cgroup kills.
-type recordingKiller struct{ killed []string }
+// recordingKiller records cgroup kills by pod UID.
+type recordingKiller struct{ killed []types.UID }
 
-func (k *recordingKiller) KillPod(p actuate.PodRef) (int, error) {
-	k.killed = append(k.killed, p.Name)
+func (k *recordingKiller) KillPod(uid types.UID) (int, error) {
+	k.killed = append(k.killed, uid)
 	return 1, nil
 }
 
@@ -257,3 +301,6 @@ func (h *harness) sync(d time.Duration) syncResult {
 	h.clock.Step(d)
 	return h.agent.sync(context.Background(), TriggerNotify)
 }
+
+// trace renders what a sync's plan says of why: the core's trace, then the policy's.
+func (r syncResult) trace() string { return r.Plan.Decision.Trace.String() + r.Plan.Trace.String() }

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/signal"
-	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // Overrides are pressure-agent's command-line flags. The caller owns the FlagSet (flags live in package
@@ -76,20 +74,9 @@ func (o *Overrides) Resolve(fs *pflag.FlagSet) (Config, error) {
 func FromConfig(c *agentcfg.Config) Config {
 	out := DefaultConfig(c.NodeName)
 	s := &out.Settings
-	s.Policy = Policy(c.Policy)
-	s.Headroom = Headroom{}
-	for _, h := range c.Headroom {
-		v := threshold.Value{Percentage: float32(h.Percentage)}
-		if h.Quantity != nil {
-			q := h.Quantity.DeepCopy()
-			v = threshold.Value{Quantity: &q}
-		}
-		s.Headroom[signal.Signal(h.Signal)] = v
-	}
-	s.SyncPeriod, s.MaxEvictionsPerMinute, s.DryRun = c.SyncPeriod, c.MaxEvictionsPerMinute, c.DryRun
-	if c.Ladder.AllowCgroupKill {
-		s.KillLead = DefaultKillLead
-	}
+	s.Config = c.PolicyConfig()
+	s.SyncPeriod = c.SyncPeriod
+	out.APITimeout, out.KubeletConfigRefresh = c.APITimeout, c.KubeletConfigRefresh
 	out.Notifiers = Notifiers{Memcg: c.Notifiers.Memcg, MemoryEvents: c.Notifiers.Memcg, PSI: c.Notifiers.PSI,
 		PollInterval: c.Notifiers.PollInterval, PollDelta: DefaultNotifiers.PollDelta}
 	out.Kubeconfig, out.KubeletConfigFile = c.Kubeconfig, c.KubeletConfigFile
@@ -101,7 +88,7 @@ func FromConfig(c *agentcfg.Config) Config {
 	lb := c.LoopBreaker
 	out.Ledger.Window, out.Ledger.Cooldown = lb.Window, lb.Cooldown
 	out.Ledger.LoopEvictions, out.Ledger.LoopCooldown = lb.LoopEvictions, lb.LoopCooldown
-	out.LoopBreaker, out.TaintKey, out.TaintHysteresis = lb.Enabled, lb.TaintKey, lb.TaintHysteresis
+	out.LoopBreaker, out.TaintKey = lb.Enabled, lb.TaintKey
 	out.AvoidanceNamespace, out.AvoidancePrefix = lb.AvoidanceNamespace, lb.AvoidanceNamePrefix
 	return out
 }

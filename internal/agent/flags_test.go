@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
 
@@ -47,7 +48,7 @@ func TestDefaultsWithoutAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Settings.Node != "node-from-env" || cfg.Settings.Policy != PolicyPressure || cfg.Settings.SyncPeriod != 10*time.Second {
+	if cfg.Settings.Node != "node-from-env" || cfg.Settings.Policy != policy.Pressure || cfg.Settings.SyncPeriod != 10*time.Second {
 		t.Errorf("node %q policy %q sync %s: want node-from-env, pressure, 10s", cfg.Settings.Node, cfg.Settings.Policy, cfg.Settings.SyncPeriod)
 	}
 	if v := cfg.Settings.Headroom[signal.AllocatableMemoryAvailable]; v.String() != "256Mi" {

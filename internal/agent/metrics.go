@@ -49,6 +49,7 @@ type Metrics struct {
 	taint      prometheus.Gauge
 	avoidances prometheus.Gauge
 	lastSyncTS prometheus.Gauge
+	armed      *prometheus.GaugeVec // notifier
 }
 
 // Error stages of pressure_agent_errors_total.
@@ -60,6 +61,7 @@ const (
 	stageTaint   = "taint"
 	stageNotify  = "notifier"
 	stageLoop    = "loop_detection"
+	stageKubelet = "kubelet_config"
 	stageKill    = "cgroup_kill"
 	stageDecided = "decide"
 )
@@ -97,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pressure_agent_errors_total",
-			Help: "Failures, by stage (read_node, list_pods, evict, ledger, taint, notifier, loop_detection, cgroup_kill, decide).",
+			Help: "Failures, by stage (read_node, list_pods, evict, ledger, taint, notifier, loop_detection, cgroup_kill, decide, kubelet_config).",
 		}, []string{"stage"}),
 		taint: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_taint", Help: "1 while the node carries the agent's NoSchedule taint.",
@@ -108,9 +110,10 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		lastSyncTS: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_last_sync_timestamp_seconds", Help: "Unix time of the last completed sync.",
 		}),
+		armed: gauge("pressure_agent_notifier_armed", "1 while a notifier enabled on this host is armed (memcg, psi, memory.events, poll), 0 when it could not be armed or stopped.", "notifier"),
 	}
 	cs := []prometheus.Collector{m.pressure, m.evictions, m.detection,
-		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.avoidances, m.lastSyncTS}
+		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.avoidances, m.lastSyncTS, m.armed}
 	for _, n := range signalGaugeNames {
 		g := signalGauges{
 			available: gauge(n.available, "Available "+n.unit+" of each observed signal.", "signal"),
@@ -130,6 +133,15 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 
 func gauge(name, help, label string) *prometheus.GaugeVec {
 	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{label})
+}
+
+// setArmed sets pressure_agent_notifier_armed{notifier=name}.
+func (m *Metrics) setArmed(name string, ok bool) {
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	m.armed.WithLabelValues(name).Set(v)
 }
 
 // signalGauges returns the gauges of sig's unit; false for a signal of no known unit.

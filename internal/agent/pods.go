@@ -44,10 +44,10 @@ func newPodInformer(client kubernetes.Interface, node string, resync time.Durati
 	return pi, nil
 }
 
-// Start starts the informer and waits until its cache has synced or ctx is done.
-func (p *podInformer) Start(ctx context.Context) bool {
+// Start starts the informer without waiting for its cache: Synced says when the list is complete (the
+// agent does not wait for the API server to protect the node).
+func (p *podInformer) Start(ctx context.Context) {
 	p.factory.Start(ctx.Done())
-	return cache.WaitForCacheSync(ctx.Done(), p.synced)
 }
 
 // Shutdown waits for the informer goroutines after ctx is done.

@@ -12,10 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/cgroupkill"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
@@ -33,10 +34,8 @@ type Options struct {
 	OnListen func(metrics, health string)
 }
 
-// Run runs the agent until ctx is done. A bad configuration is reported before anything is touched.
-func Run(ctx context.Context, cfg Config) error { return RunWithOptions(ctx, cfg, Options{}) }
-
-// RunWithOptions is Run with injected dependencies.
+// RunWithOptions runs the agent until ctx is done, with the dependencies opts injects (the rest built
+// from cfg). A bad configuration is reported before anything is touched.
 func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -57,9 +56,7 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 		}
 		kubelet = &kc
 	}
-	rc := rest.CopyConfig(opts.RESTConfig)
-	rc.Timeout = cfg.APITimeout
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := kubernetes.NewForConfig(withAPIDeadline(opts.RESTConfig, cfg.APITimeout))
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
@@ -92,21 +89,6 @@ func (o Options) withDefaults(cfg Config) (Options, error) {
 	return o, nil
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("agent: no --kubeconfig and not in a cluster: %w", err)
-		}
-		return rc, nil
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("agent: kubeconfig %s: %w", kubeconfig, err)
-	}
-	return rc, nil
-}
-
 // runner holds what Run builds.
 type runner struct {
 	cfg     Config
@@ -136,46 +118,93 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	if r.opts.OnListen != nil {
 		r.opts.OnListen(maddr, haddr)
 	}
-	if kubelet == nil {
-		kc, err := retry(ctx, r, "kubelet /configz", func() (threshold.Config, error) { return fetchConfigz(ctx, r.client, node) })
-		if err != nil {
-			return err
-		}
-		kubelet = &kc
-	}
-	var params actuate.AvoidanceWriter
+	// Nothing below waits for the API server: an agent started while it is down runs its loop at once on
+	// what it can read on the node, and picks up /configz, the ledger and the pod list as they come.
+	kc, kubeletFromAPI := r.initialKubelet(ctx, kubelet)
+	var params loopbreaker.AvoidanceWriter
 	if ns := r.cfg.AvoidanceNamespace; ns != "" && r.cfg.LoopBreaker {
-		params = &actuate.AvoidanceParams{Client: r.client, Namespace: ns, Prefix: r.cfg.AvoidancePrefix, Node: node,
+		params = &loopbreaker.AvoidanceParams{Client: r.client, Namespace: ns, Prefix: r.cfg.AvoidancePrefix, Node: node,
 			DryRun: r.cfg.Settings.DryRun}
 	}
-	ledger, err := retry(ctx, r, "ledger", func() (*actuate.PersistentLedger, error) {
-		store := &actuate.NodeAnnotationStore{Client: r.client, Node: node, DryRun: r.cfg.Settings.DryRun}
-		return actuate.LoadLedger(ctx, store, r.cfg.Ledger, params)
-	})
-	if err != nil {
-		return err
-	}
+	store := &loopbreaker.NodeAnnotationStore{Client: r.client, Node: node, DryRun: r.cfg.Settings.DryRun}
+	ledger := loopbreaker.NewPendingLedger(store, r.cfg.ledgerPolicy(), params)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := retry(ctx, r, "ledger", func() (struct{}, error) { return struct{}{}, ledger.Load(ctx) }); err == nil {
+			r.warnUnreadableLedger(ledger)
+		}
+	}()
 	rec, stopEvents := actuate.NewEventRecorder(ctx, r.client, r.opts.Clock, node)
 	defer stopEvents()
 	events := &actuate.Events{Recorder: rec, Node: node}
-	w := newWakers(r.layout, r.opts.Clock, r.log, func() { r.metrics.errors.WithLabelValues(stageNotify).Inc() })
+	w := newWakers(r.layout, r.cfg.ProcRoot, r.opts.Clock, r.log, func() { r.metrics.errors.WithLabelValues(stageNotify).Inc() })
+	w.armed = r.metrics.setArmed
 	informer, err := newPodInformer(r.client, node, 0, func() { wake(w.ch) })
 	if err != nil {
 		return err
 	}
 	defer informer.Shutdown()
 	pr.podsSynced = informer.Synced
-	if !informer.Start(ctx) {
-		return ctx.Err()
+	informer.Start(ctx)
+	a := r.agent(kc, ledger, events, informer, w, pr)
+	a.PodsSynced = informer.Synced
+	if k := r.kubeletRefresher(kubelet == nil, kubeletFromAPI); k != nil {
+		a.KubeletUpdates = k.Updates
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.run(ctx, kc)
+		}()
 	}
-	a := r.agent(*kubelet, ledger, events, informer, w, pr)
-	started := w.start(ctx, r.cfg.Notifiers, r.cfg.ProcRoot)
+	armed, failed := splitNotifiers(w.start(ctx, r.cfg.Notifiers))
 	r.log.Info("pressure-agent started", "node", node, "policy", a.Settings.Policy, "dry_run", a.Settings.DryRun,
-		"cgroup", r.layout.String(), "notifiers", started, "thresholds", len(kubelet.Thresholds),
+		"cgroup", r.layout.String(), "notifiers", armed, "notifiers_not_armed", failed, "thresholds", len(kc.Thresholds),
 		"metrics", maddr, "health", haddr)
-	err = a.Loop(ctx)
+	if len(failed) > 0 {
+		r.log.Warn("notifiers not armed: wake-ups rely on the armed ones and the periodic sync", "node", node,
+			"not_armed", failed, "armed", armed)
+	}
+	err = a.SyncLoop(ctx)
 	r.release()
 	return err
+}
+
+// splitNotifiers formats the armed notifiers and those that failed, with why.
+func splitNotifiers(st []notifierStatus) (armed, failed []string) {
+	armed, failed = []string{}, []string{}
+	for _, s := range st {
+		if s.Err != nil {
+			failed = append(failed, s.String())
+		} else {
+			armed = append(armed, s.String())
+		}
+	}
+	return armed, failed
+}
+
+// warnUnreadableLedger says once, at start, that the node's ledger annotation could not be read and
+// what the agent does about it.
+func (r *runner) warnUnreadableLedger(l *loopbreaker.PersistentLedger) {
+	u := l.Unreadable()
+	if u == nil {
+		return
+	}
+	then := "starting with an empty ledger; the annotation is replaced at the next eviction"
+	if u.Newer {
+		then = "starting with an empty ledger kept in memory only; the annotation is left as it is for the newer agent"
+	}
+	r.log.Warn("ledger annotation unreadable: "+then, "node", r.cfg.Settings.Node, "annotation", loopbreaker.LedgerAnnotation,
+		"value", truncate(u.Value, 1024), "err", u.Err)
+	r.metrics.errors.WithLabelValues(stageLedger).Inc()
+}
+
+// truncate shortens s to at most n bytes, saying how long it was.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }
 
 // release removes the loop breaker's taint on the way out (best effort, 5 s).
@@ -190,19 +219,19 @@ func (r *runner) release() {
 	}
 }
 
-func (r *runner) agent(kc threshold.Config, ledger *actuate.PersistentLedger, events *actuate.Events,
+func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger, events *actuate.Events,
 	pods podLister, w *wakers, pr *probes) *Agent {
 	cfg := r.cfg
 	var killer actuate.PodKiller
 	if cfg.Ladder.AllowCgroupKill && !cfg.Settings.DryRun {
-		killer = &actuate.CgroupKiller{Root: cfg.CgroupRoot, Pods: r.layout.PodsCgroup}
+		killer = &cgroupkill.Killer{Layout: r.layout}
 	}
 	ladder := &actuate.Ladder{Evictor: &actuate.Evictor{Client: r.client}, Killer: killer, Events: events,
 		Ledger: ledger, Clock: r.opts.Clock, Config: cfg.Ladder}
 	var breaker loopBreaker
 	if cfg.LoopBreaker {
-		r.breaker = &Breaker{Ledger: ledger, Events: events, Hysteresis: cfg.TaintHysteresis,
-			Tainter: &actuate.Tainter{Client: r.client, Node: cfg.Settings.Node, Key: cfg.TaintKey, DryRun: cfg.Settings.DryRun}}
+		r.breaker = &Breaker{Ledger: ledger, Events: events,
+			Tainter: &loopbreaker.Tainter{Client: r.client, Node: cfg.Settings.Node, Key: cfg.TaintKey, DryRun: cfg.Settings.DryRun}}
 		breaker = r.breaker
 	}
 	src := &source.Node{Proc: procfs.NewReader(cfg.ProcRoot), Cgroup: &cgroupfs.Reader{Layout: r.layout}}
@@ -211,11 +240,23 @@ func (r *runner) agent(kc threshold.Config, ledger *actuate.PersistentLedger, ev
 	} else if cfg.NodefsPath != "" {
 		src.Disk = &statfs.Reader{NodefsPath: cfg.NodefsPath, ImagefsPath: cfg.ImagefsPath, Statfser: statfs.Unix{}}
 	}
+	var unlisted func() ([]UnlistedPod, error)
+	if killer != nil {
+		unlisted = unlistedLister(r.layout, procfs.NewReader(cfg.ProcRoot))
+	}
 	return &Agent{
-		Settings: cfg.Settings, KubeletConfig: kc, Clock: r.opts.Clock, Source: src, Pods: pods,
-		Ladder: ladder, Killer: killer, Events: events, Breaker: breaker, Metrics: r.metrics, Log: r.log,
+		Settings: cfg.Settings, KubeletConfig: kc, Clock: r.opts.Clock, Source: src, Pods: pods, Unlisted: unlisted,
+		Ladder: ladder, Killer: killer, Events: events, Breaker: breaker, Ledger: ledger, Metrics: r.metrics, Log: r.log,
 		Wake: w.ch, Rearm: w.rearm, Synced: pr.synced,
 	}
+}
+
+// ledgerPolicy is the ledger's windows. Its in-flight timeout is the policy's InFlightTTL: one rule for
+// how long an eviction of a pod still listed counts as in flight, in the ladder and in the policy.
+func (c Config) ledgerPolicy() loopbreaker.LedgerPolicy {
+	p := c.Ledger
+	p.InFlightTimeout = c.Settings.InFlightTTL
+	return p
 }
 
 // retry calls f until it succeeds or ctx is done, backing off from 1s to 30s and logging each failure.
@@ -226,7 +267,7 @@ func retry[T any](ctx context.Context, r *runner, what string, f func() (T, erro
 		if err == nil {
 			return v, nil
 		}
-		d := b.fail(r.opts.Clock.Now())
+		d := b.fail()
 		r.log.Warn("retrying", "what", what, "in", d, "err", err)
 		select {
 		case <-ctx.Done():
@@ -235,6 +276,23 @@ func retry[T any](ctx context.Context, r *runner, what string, f func() (T, erro
 		case <-r.opts.Clock.After(d):
 		}
 	}
+}
+
+// backoff is an exponential backoff between Min and Max.
+type backoff struct {
+	Min, Max time.Duration
+	cur      time.Duration
+}
+
+// fail doubles the delay (starting at Min) and returns it.
+func (b *backoff) fail() time.Duration {
+	switch {
+	case b.cur == 0:
+		b.cur = b.Min
+	default:
+		b.cur = min(2*b.cur, b.Max)
+	}
+	return b.cur
 }
 
 // wake sends a wake-up without blocking.

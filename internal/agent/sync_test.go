@@ -8,8 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // scenario1 puts a stress pod (best-effort, ramping), a burstable pod over its request and a guaranteed
@@ -39,14 +41,14 @@ func TestPressurePolicy(t *testing.T) {
 			scenario1(h, tc.stress)
 			res := h.sync(time.Second)
 			if d := cmp.Diff(h.ladder.names(), tc.want); d != "" {
-				t.Errorf("evicted (-got +want):\n%s\ntrace:\n%s", d, res.Decision.Trace)
+				t.Errorf("evicted (-got +want):\n%s\ntrace:\n%s", d, res.trace())
 			}
 		})
 	}
 }
 
 func TestKubeletPolicyActsOnlyAtTheKubeletThreshold(t *testing.T) {
-	h := newHarness(t, func(s *Settings) { s.Policy = PolicyKubelet })
+	h := newHarness(t, func(s *Settings) { s.Policy = policy.Kubelet })
 	scenario1(h, 1300*mi) // available 298Mi: above the kubelet's 100Mi
 	h.sync(time.Second)
 	if got := h.ladder.names(); len(got) != 0 {
@@ -55,7 +57,7 @@ func TestKubeletPolicyActsOnlyAtTheKubeletThreshold(t *testing.T) {
 	h.tree.setPod("u-stress", "besteffort", 1550*mi) // available 48Mi
 	res := h.sync(time.Second)
 	if d := cmp.Diff(h.ladder.names(), []string{"stress"}); d != "" {
-		t.Errorf("evicted (-got +want):\n%s\ntrace:\n%s", d, res.Decision.Trace)
+		t.Errorf("evicted (-got +want):\n%s\ntrace:\n%s", d, res.trace())
 	}
 	if req := h.ladder.requests[0]; req.Threshold != "100Mi" || req.GracePeriodSeconds != 1 || !req.Hard {
 		t.Errorf("request threshold %q grace %d hard %t, want 100Mi, 1, true", req.Threshold, req.GracePeriodSeconds, req.Hard)
@@ -125,7 +127,7 @@ func TestTerminatingPodUsageCountsAsReleased(t *testing.T) {
 	h.tree.setPod("u-burst", "burstable", 300*mi) // available 248Mi, or 1748Mi once stress is gone
 	res := h.sync(time.Second)
 	if got := h.ladder.names(); len(got) != 0 {
-		t.Errorf("evicted %v while the terminating pod's usage covers the need\ntrace:\n%s", got, res.Decision.Trace)
+		t.Errorf("evicted %v while the terminating pod's usage covers the need\ntrace:\n%s", got, res.trace())
 	}
 	if !res.Pressure {
 		t.Errorf("node not reported under pressure on the raw snapshot")
@@ -215,7 +217,7 @@ func TestTrendKillWhenOOMIsCloserThanTheEviction(t *testing.T) {
 	h.sync(time.Second)
 	h.tree.setPod("u-stress", "besteffort", 1300*mi) // 200Mi in 200ms: 1 GiB/s, 298Mi left: 0.3s to OOM
 	h.sync(200 * time.Millisecond)
-	if d := cmp.Diff(h.killer.killed, []string{"stress"}); d != "" {
+	if d := cmp.Diff(h.killer.killed, []types.UID{"u-stress"}); d != "" {
 		t.Errorf("killed (-got +want):\n%s", d)
 	}
 	if d := cmp.Diff(h.ladder.names(), []string{"stress"}); d != "" {
@@ -317,13 +319,13 @@ func TestPDBRefusedPodIsRetriedAfterAPause(t *testing.T) {
 	h.ladder.outcome = actuate.OutcomeBlockedByPDB
 	scenario1(h, 1550*mi)
 	h.sync(time.Second)
-	h.sync(time.Second)
-	h.sync(time.Second)
-	if d := cmp.Diff(h.ladder.names(), []string{"stress"}); d != "" {
-		t.Fatalf("requests within the pause (-got +want):\n%s", d)
+	h.sync(time.Second) // stress is paused: the next pods are tried (and refused too)
+	h.sync(time.Second) // every pod is paused
+	if d := cmp.Diff(h.ladder.names(), []string{"stress", "burst", "guar"}); d != "" {
+		t.Fatalf("requests within the pause: each refused pod once (-got +want):\n%s", d)
 	}
 	h.sync(10 * time.Second)
-	if d := cmp.Diff(h.ladder.names(), []string{"stress", "stress"}); d != "" {
+	if d := cmp.Diff(h.ladder.names(), []string{"stress", "burst", "guar", "stress"}); d != "" {
 		t.Errorf("requests after the pause (-got +want):\n%s", d)
 	}
 }

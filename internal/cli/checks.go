@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
@@ -82,6 +83,63 @@ func hugeNumbers(file string, data []byte) []string {
 		out = append(out, fmt.Sprintf("%s: field %s: %s does not fit an int64: the kubelet reads it as %d",
 			file, path, n, int64(u)))
 	})
+	return out
+}
+
+// quantityMaps are the JSON keys whose object maps resource or signal names to quantities: a pod's
+// requests, limits and overhead, the kubelet's reservations and eviction thresholds.
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true, "kubeReserved": true,
+	"systemReserved": true, "evictionHard": true, "evictionSoft": true, "evictionMinimumReclaim": true}
+
+// hugeQuantities returns a warning for every quantity in the JSON or YAML data (under quantityMaps
+// keys) beyond the int64 range in its unit (millicores for cpu), naming the field and the value as
+// written: it is counted as the largest int64 (threshold.Amount), where Quantity.Value would read 1e30
+// as 0. Percentages and values that do not parse are left to the readers.
+func hugeQuantities(file string, data []byte) []string {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil
+	}
+	var root any
+	if json.Unmarshal(js, &root) != nil {
+		return nil
+	}
+	var out []string
+	check := func(path, name, written string) {
+		q, err := resource.ParseQuantity(written)
+		milli := name == threshold.ResourceCPU
+		if err != nil || threshold.Amount(q, milli) != math.MaxInt64 {
+			return
+		}
+		unit := ""
+		if milli {
+			unit = " (in millicores)"
+		}
+		out = append(out, fmt.Sprintf("%s: field %s: %s does not fit an int64%s: counted as %d, above any capacity",
+			file, path, written, unit, int64(math.MaxInt64)))
+	}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				if m, ok := t[k].(map[string]any); ok && quantityMaps[k] {
+					for _, name := range sortedKeys(m) {
+						if written, ok := m[name].(string); ok {
+							check(join(join(path, k), name), name, written)
+						}
+					}
+					continue
+				}
+				walk(t[k], join(path, k))
+			}
+		case []any:
+			for i, e := range t {
+				walk(e, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(root, "")
 	return out
 }
 

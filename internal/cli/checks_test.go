@@ -127,6 +127,36 @@ func TestDoubtfulInputsBecomeWarnings(t *testing.T) {
 				replace(t, f, FileSummary, `"uid": "uid-b"`, `"uid": "uid-a"`)
 			},
 			`summary.json: field pods[1].podRef.uid: "uid-a" is also the uid of pods[0]: the kubelet keeps the later stats`},
+		{"a kube-reserved of 1e30 is named, not read as 0",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileKubeletConfig, `"memory": "2662Mi"`, `"memory": "1e30"`)
+			},
+			"kubelet-config.json: field kubeletconfig.kubeReserved.memory: 1e30 does not fit an int64: counted as 9223372036854775807"},
+		{"a kube-reserved of 1e30 makes the kubelet refuse to start",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileKubeletConfig, `"memory": "2662Mi"`, `"memory": "1e30"`)
+			},
+			"node allocatable: the kubelet would refuse to start"},
+		{"a kube-reserved of 99999999Ei makes the kubelet refuse to start, not an overflow",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileKubeletConfig, `"memory": "2662Mi"`, `"memory": "99999999Ei"`)
+			},
+			"node allocatable: the kubelet would refuse to start"},
+		{"a hard threshold of 1e30 is named",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileKubeletConfig, `"memory.available": "100Mi"`, `"memory.available": "1e30"`)
+			},
+			"kubelet-config.json: field kubeletconfig.evictionHard.memory.available: 1e30 does not fit an int64"},
+		{"a pod request of 99999999Ei is named",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FilePods, `"memory": "100Mi"`, `"memory": "99999999Ei"`)
+			},
+			"pods.json: field items[0].spec.containers[0].resources.requests.memory: 99999999Ei does not fit an int64"},
+		{"a cpu limit beyond int64 millicores is named",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FilePods, `"memory": "2500Mi"`, `"memory": "2500Mi", "cpu": "9223372036854776"`)
+			},
+			"pods.json: field items[0].spec.containers[0].resources.limits.cpu: 9223372036854776 does not fit an int64 (in millicores)"},
 		{"a threshold above the capacity is always met, not a negative percentage",
 			func(t *testing.T, f map[string]string) {
 				replace(t, f, FileKubeletConfig, `"memory.available": "100Mi"`, `"memory.available": "99999999Ei"`)
@@ -137,7 +167,7 @@ func TestDoubtfulInputsBecomeWarnings(t *testing.T) {
 			dir := copySeed(t, func(f map[string]string) { tc.edit(t, f) })
 			r := explainJSON(t, dir)
 			want := tc.want
-			if !strings.HasPrefix(want, "kubelet config:") {
+			if file, _, _ := strings.Cut(want, ":"); strings.HasSuffix(file, ".json") {
 				want = filepath.Join(dir, want)
 			}
 			found := false

@@ -1,7 +1,7 @@
 package cli
 
 // Level-1 tests on a real kube-apiserver + etcd (test/cluster): there is no kubelet, only a silent one
-// (silentKubelet: accepts, never answers). A missing node is an error naming it; for a node whose
+// (clustertest.SilentKubelet: accepts, never answers). A missing node is an error naming it; for a node whose
 // kubelet does not answer, snapshot fails within the default kubelet timeout naming the endpoint and
 // writes nothing, and explain answers from the Node object alone with a note saying so. The snapshot
 // and explain of a real node are in test/e2e/explain_test.go.
@@ -16,11 +16,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
 func TestLiveCommandsDoNotWaitForeverForAKubeletThatDoesNotAnswer(t *testing.T) {
 	cp, cs, ctx := controlPlane(t, 2*time.Minute)
-	ip, port := silentKubelet(t, cp)
+	ip, port := clustertest.SilentKubelet(t, cp)
 	createNode(ctx, t, cs, "ghost", ip, port, corev1.NodeCondition{Type: corev1.NodeMemoryPressure,
 		Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: metav1.Now(),
 		LastTransitionTime: metav1.Now()})

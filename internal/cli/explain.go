@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 )
@@ -21,6 +23,7 @@ import (
 type explainOptions struct {
 	snapshot       string
 	output         string
+	agentConfig    string
 	kubeletTimeout time.Duration
 	local          localFlags
 }
@@ -34,9 +37,12 @@ func newExplainCommand(flags *genericclioptions.ConfigFlags, streams genericioop
 every eviction threshold fires, every signal now (available, threshold, margin, stats age), the node's
 conditions, and what the kubelet would do if the pressure persisted: thresholds met, node conditions, the
 resource reclaimed, and the predicted eviction order with the key that placed each pod and the kubelet's
-exact eviction message.`,
+exact eviction message; then what pressure-agent would do with its own policy (its thresholds with
+headroom, the pods it would evict at one sync, in order, and why that differs from the kubelet), with
+the settings of --agent-config or the agent's defaults.`,
 		Example: `  kubectl pressure explain node-1
   kubectl pressure explain --snapshot ./node-1-snapshot -o json
+  kubectl pressure explain node-1 --agent-config ./agent-config.yaml
   kubectl pressure explain --local --kubelet-config /var/lib/kubelet/config.yaml`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeNodes(flags),
@@ -47,6 +53,8 @@ exact eviction message.`,
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain the snapshot directory `DIR` (written by kubectl pressure snapshot) instead of a live node")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text (prose wrapped at $COLUMNS or the terminal's width), wide (never wrapped), json, yaml, "+
 		"jsonpath=TEMPLATE or go-template=TEMPLATE (kubectl's printers, on the JSON report)")
+	cmd.Flags().StringVar(&o.agentConfig, "agent-config", "", "predict pressure-agent with the settings of this `FILE` (an "+
+		agentcfg.Kind+", as the agent reads it); without it, the agent's defaults")
 	addKubeletTimeout(cmd, &o.kubeletTimeout)
 	o.local.addFlags(cmd.Flags())
 	return cmd
@@ -60,6 +68,10 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	if err := localOnly(cmd, o.local.enabled); err != nil {
 		return err
 	}
+	agent, err := loadAgentSettings(o.agentConfig)
+	if err != nil {
+		return err
+	}
 	if o.local.enabled {
 		if o.snapshot != "" {
 			return errLocalWithSnapshot
@@ -69,6 +81,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 			return err
 		}
 		in.Warnings = append(in.Warnings, configWarnings(o.local.opts.KubeletConfig)...)
+		in.Agent = agent
 		return render(streams, explain.Build(in), o.output)
 	}
 	snap, source, now, err := o.load(cmd, flags, args)
@@ -79,6 +92,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	if err != nil {
 		return err
 	}
+	in.Agent = agent
 	return render(streams, explain.Build(in), o.output)
 }
 
@@ -118,10 +132,20 @@ func clientset(flags *genericclioptions.ConfigFlags) (kubernetes.Interface, erro
 }
 
 // render writes the report in the chosen format; yaml is the json converted, so both hold the same
-// content; jsonpath and go-template go through cli-runtime's printers. Text wraps its prose at the
+// content; jsonpath and go-template go through cli-runtime's printers. Those machine formats also say
+// the report's partial notes and warnings on stderr ("Warning: ..."). Text wraps its prose at the
 // terminal's width (COLUMNS first) and is coloured on a terminal unless NO_COLOR is set; wide is text
 // that never wraps.
 func render(streams genericiooptions.IOStreams, r explain.Report, output string) error {
+	if output != "text" && output != "wide" {
+		// json, yaml and the templates carry the warnings in the report, or drop them: say them on
+		// stderr too, as kubectl does.
+		for _, w := range append(append([]string{}, r.Unavailable...), r.Warnings...) {
+			if _, err := fmt.Fprintf(streams.ErrOut, "Warning: %s\n", w); err != nil {
+				return err
+			}
+		}
+	}
 	switch {
 	case output == "text":
 		width, color := terminal(streams.Out)
@@ -132,19 +156,25 @@ func render(streams genericiooptions.IOStreams, r explain.Report, output string)
 	case isTemplate(output):
 		return printTemplate(streams.Out, r, output)
 	}
+	return writeJSONOrYAML(streams.Out, output == "yaml", func(w io.Writer) error { return explain.JSON(w, r) })
+}
+
+// writeJSONOrYAML writes what encode writes as JSON, or that JSON converted to YAML (the same content,
+// keys sorted).
+func writeJSONOrYAML(w io.Writer, asYAML bool, encode func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := explain.JSON(&buf, r); err != nil {
+	if err := encode(&buf); err != nil {
 		return err
 	}
 	out := buf.Bytes()
-	if output == "yaml" {
+	if asYAML {
 		y, err := yaml.JSONToYAML(out)
 		if err != nil {
 			return err
 		}
 		out = y
 	}
-	_, err := streams.Out.Write(out)
+	_, err := w.Write(out)
 	return err
 }
 
@@ -172,8 +202,9 @@ func addKubeletTimeout(cmd *cobra.Command, d *time.Duration) {
 		"and /configz through the apiserver's node proxy) before giving up; 0 waits forever")
 }
 
-// configWarnings returns the strict-decoding warnings of the --local kubelet config file (none when
-// no file is given; an unreadable file is already an error of the local input).
+// configWarnings returns the strict-decoding warnings of the --local kubelet config file and its
+// quantities beyond int64 (none when no file is given; an unreadable file is already an error of the
+// local input).
 func configWarnings(file string) []string {
 	if file == "" {
 		return nil
@@ -183,9 +214,10 @@ func configWarnings(file string) []string {
 		return nil
 	}
 	defer f.Close()
-	kc, err := kubeconv.LoadKubeletConfig(f, file)
+	var data bytes.Buffer
+	kc, err := kubeconv.LoadKubeletConfig(io.TeeReader(f, &data), file)
 	if err != nil {
 		return nil
 	}
-	return kc.Warnings
+	return append(kc.Warnings, hugeQuantities(file, data.Bytes())...)
 }

@@ -4,29 +4,34 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	"github.com/kube-pressure/pressure/internal/golden"
+)
 
 // runCLI runs kubectl-pressure in-process and returns stdout and the error.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	out, _, err := runCLIStderr(t, args...)
+	return out, err
+}
+
+// runCLIStderr is runCLI that also returns stderr.
+func runCLIStderr(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	err := Run(context.Background(), streams, args)
-	return out.String(), err
+	return out.String(), errOut.String(), err
 }
 
 func TestExplainSnapshotMatchesGolden(t *testing.T) {
-	for _, c := range []string{"seed", "healthy", "soft-and-disk"} {
+	for _, c := range []string{"seed", "healthy", "soft-and-disk", "local-storage", "local-storage-only"} {
 		for _, format := range []string{"text", "json", "yaml"} {
 			t.Run(c+"/"+format, func(t *testing.T) {
 				got, err := runCLI(t, "explain", "--snapshot", filepath.Join("testdata", "snapshots", c), "-o", format)
@@ -34,19 +39,8 @@ func TestExplainSnapshotMatchesGolden(t *testing.T) {
 					t.Fatalf("explain: %v", err)
 				}
 				ext := map[string]string{"text": "txt", "json": "json", "yaml": "yaml"}[format]
-				golden := filepath.Join("testdata", "golden", c+"."+ext)
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), got); diff != "" {
-					t.Errorf("explain %s -o %s differs from %s (-want +got):\n%s", c, format, golden, diff)
-				}
+				path := filepath.Join("testdata", "golden", c+"."+ext)
+				golden.Check(t, path, got)
 			})
 		}
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/klog/v2"
 )
 
 func TestHelpReadsAsAKubectlPlugin(t *testing.T) {
@@ -32,5 +34,20 @@ func TestHelpReadsAsAKubectlPlugin(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerbosityFlagRaisesKlogVerbosity: -v N sets klog's verbosity (client-go logs each request at
+// -v 6, as in kubectl), not a version flag.
+func TestVerbosityFlagRaisesKlogVerbosity(t *testing.T) {
+	t.Cleanup(func() { _, _ = runCLI(t, "-v", "0", "version") }) // klog's verbosity is process-wide
+	if _, err := runCLI(t, "-v", "0", "version"); err != nil || klog.V(1).Enabled() {
+		t.Fatalf("-v 0: err %v, V(1) enabled %v, want no verbose logging", err, klog.V(1).Enabled())
+	}
+	if _, err := runCLI(t, "-v", "6", "version"); err != nil {
+		t.Fatal(err)
+	}
+	if !klog.V(6).Enabled() || klog.V(7).Enabled() {
+		t.Errorf("after -v 6: V(6) enabled %v, V(7) enabled %v; want true, false", klog.V(6).Enabled(), klog.V(7).Enabled())
 	}
 }

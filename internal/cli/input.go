@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
@@ -30,10 +30,13 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 	node := s.Node.Name
 	in := explain.Input{Node: node, Source: source, Now: now, Config: cfg, Capacity: capa,
 		Snapshot: kubeconv.Snapshot(&s.Summary)}
+	in.DisableLocalStorageCapacityIsolation = !s.KubeletConfig.LocalStorageCapacityIsolation()
 	in.Unavailable = s.Unavailable
 	in.Warnings = append(in.Warnings, kubeletVersionWarning(s)...)
 	in.Warnings = append(in.Warnings, s.KubeletConfig.Warnings...)
 	in.Warnings = append(in.Warnings, hugeNumbers(s.Origin[FileSummary], s.Raw[FileSummary])...)
+	in.Warnings = append(in.Warnings, hugeQuantities(s.Origin[FileKubeletConfig], s.Raw[FileKubeletConfig])...)
+	in.Warnings = append(in.Warnings, hugeQuantities(s.Origin[FilePods], s.Raw[FilePods])...)
 	in.Warnings = append(in.Warnings, duplicateStats(s)...)
 	if got := s.Summary.Node.NodeName; got != node && len(s.Unavailable) == 0 {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: node.nodeName is %q, but %s is node %q",
@@ -52,6 +55,7 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 		c := kubeconv.Candidate(pod, in.Snapshot.Pods)
 		in.Warnings = append(in.Warnings, statsWarnings(s, c)...)
 		in.Candidates = append(in.Candidates, c)
+		noteDeletion(&in, pod)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
 	in.Avoidances, in.Warnings = avoidances(s, in.Warnings)
@@ -63,6 +67,17 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 }
 
 func candidateKey(c rank.Candidate) string { return c.Namespace + "/" + c.Name + "/" + c.UID }
+
+// noteDeletion records a terminating pod's deletion timestamp (pressure-agent credits its usage).
+func noteDeletion(in *explain.Input, pod *corev1.Pod) {
+	if pod.DeletionTimestamp == nil {
+		return
+	}
+	if in.DeletionTimestamps == nil {
+		in.DeletionTimestamps = map[string]time.Time{}
+	}
+	in.DeletionTimestamps[string(pod.UID)] = pod.DeletionTimestamp.UTC()
+}
 
 // active reports whether the kubelet counts a pod bound to its node among the active pods: not in a
 // terminal phase.
@@ -87,13 +102,13 @@ func statsWarnings(s *Snapshot, c rank.Candidate) []string {
 // avoidances reads the pressure-agent's ledger annotation of the node; a ledger that cannot be read is
 // a warning naming the file and annotation.
 func avoidances(s *Snapshot, warnings []string) ([]explain.Avoidance, []string) {
-	v, ok := s.Node.Annotations[actuate.LedgerAnnotation]
+	v, ok := s.Node.Annotations[loopbreaker.LedgerAnnotation]
 	if !ok {
 		return nil, warnings
 	}
-	l, err := actuate.ReadLedger(strings.NewReader(v), actuate.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(v), loopbreaker.LedgerPolicy{})
 	if err != nil {
-		return nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], actuate.LedgerAnnotation, err))
+		return nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], loopbreaker.LedgerAnnotation, err))
 	}
 	var out []explain.Avoidance
 	for _, a := range l.Avoidances(time.Time{}) {

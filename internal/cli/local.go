@@ -19,6 +19,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
@@ -109,9 +110,30 @@ func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 			in.Warnings = append(in.Warnings, fmt.Sprintf("pod %s/%s (uid %s): no pod cgroup found: the kubelet ranks "+
 				"it before every pod with stats (stats-based keys)", pod.Namespace, pod.Name, pod.UID))
 		}
+		if !in.DisableLocalStorageCapacityIsolation && hasLocalStorageLimit(c) {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("pod %s/%s (uid %s): it has an ephemeral-storage limit or an "+
+				"emptyDir sizeLimit, but --local measures no per-pod disk usage: whether the kubelet evicts it for "+
+				"exceeding that limit is not predicted (explain the node by name or a snapshot for that)",
+				pod.Namespace, pod.Name, pod.UID))
+		}
 		in.Candidates = append(in.Candidates, c)
+		noteDeletion(in, pod)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+}
+
+// hasLocalStorageLimit reports whether the kubelet's local-storage eviction checks c: an emptyDir
+// sizeLimit or an ephemeral-storage limit.
+func hasLocalStorageLimit(c rank.Candidate) bool {
+	if c.EphemeralStorageLimit != nil {
+		return true // set when any container has one
+	}
+	for _, v := range c.Volumes {
+		if v.Kind == rank.VolumeEmptyDir && v.SizeLimit != nil && v.SizeLimit.Value > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // localUnsupported is what --local answers on an OS other than Linux (local_other.go).

@@ -26,11 +26,12 @@ const defaultCgroupRoot = cgroupfs.DefaultRoot
 // and min(pid_max, threads-max) (pid). Signals that cannot be read become warnings, never zeros; only
 // an unreadable or invalid kubelet config is an error.
 func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
-	cfg, err := localConfig(opts.KubeletConfig)
+	cfg, isolation, err := localConfig(opts.KubeletConfig)
 	if err != nil {
 		return explain.Input{}, err
 	}
-	in := explain.Input{Node: opts.Node, Source: LocalSource, Now: now, Config: cfg, Capacity: map[string]int64{}}
+	in := explain.Input{Node: opts.Node, Source: LocalSource, Now: now, Config: cfg, Capacity: map[string]int64{},
+		DisableLocalStorageCapacityIsolation: !isolation}
 	proc := procfs.NewReader(opts.ProcRoot)
 	node := &source.Node{Proc: proc}
 	if layout, err := (cgroupfs.Detector{Root: opts.CgroupRoot}).Detect(); err != nil {
@@ -68,20 +69,22 @@ func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
 	return in, nil
 }
 
-// localConfig parses the eviction configuration of file, or the kubelet's defaults when file is "".
-func localConfig(file string) (threshold.Config, error) {
+// localConfig parses the eviction configuration and localStorageCapacityIsolation of file, or the
+// kubelet's defaults when file is "".
+func localConfig(file string) (threshold.Config, bool, error) {
 	var tin threshold.Input
+	isolation := true
 	if file != "" {
 		f, err := os.Open(file)
 		if err != nil {
-			return threshold.Config{}, fmt.Errorf("--kubelet-config: %w", err)
+			return threshold.Config{}, false, fmt.Errorf("--kubelet-config: %w", err)
 		}
 		defer f.Close()
 		kc, err := kubeconv.LoadKubeletConfig(f, file)
 		if err != nil {
-			return threshold.Config{}, err
+			return threshold.Config{}, false, err
 		}
-		tin = kc.ThresholdInput()
+		tin, isolation = kc.ThresholdInput(), kc.LocalStorageCapacityIsolation()
 	}
 	cfg, err := threshold.ParseConfig(tin)
 	if err != nil {
@@ -89,9 +92,9 @@ func localConfig(file string) (threshold.Config, error) {
 		if name == "" {
 			name = "kubelet defaults"
 		}
-		return threshold.Config{}, &FileError{File: name, Err: err}
+		return threshold.Config{}, false, &FileError{File: name, Err: err}
 	}
-	return cfg, nil
+	return cfg, isolation, nil
 }
 
 // imagefsOnly observes imagefs and containerfs when nodefs cannot be: the layout is then unknown and

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+
+	"github.com/kube-pressure/pressure/internal/golden"
 )
 
 const (
@@ -61,8 +62,8 @@ func fixturePods() []corev1.Pod {
 
 func renderLocal(t *testing.T, in explain.Input, format string) string {
 	t.Helper()
-	var out bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}
+	var out, errOut bytes.Buffer // the golden files are stdout; machine formats repeat warnings on stderr
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	if err := render(streams, explain.Build(in), format); err != nil {
 		t.Fatalf("render %s: %v", format, err)
 	}
@@ -90,19 +91,8 @@ func TestExplainLocalOnFixtureTreesMatchesGolden(t *testing.T) {
 					AddLocalPods(&in, fixturePods())
 				}
 				got := renderLocal(t, in, format)
-				golden := filepath.Join("testdata", "golden", c.name+"."+map[string]string{"text": "txt", "json": "json", "yaml": "yaml"}[format])
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), got); diff != "" {
-					t.Errorf("explain --local on %s -o %s differs from %s (-want +got):\n%s", c.cgroup, format, golden, diff)
-				}
+				path := filepath.Join("testdata", "golden", c.name+"."+map[string]string{"text": "txt", "json": "json", "yaml": "yaml"}[format])
+				golden.Check(t, path, got)
 			})
 		}
 	}

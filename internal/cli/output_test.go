@@ -70,3 +70,29 @@ func hasLongerLine(s string, n int) bool {
 	}
 	return false
 }
+
+// TestMachineOutputsSayTheWarningsOnStderr: json, yaml and the template outputs carry the warnings in
+// the report (or drop them, -o jsonpath), so they are also said on stderr, as kubectl says its
+// warnings; text and wide show them in their WARNINGS section only.
+func TestMachineOutputsSayTheWarningsOnStderr(t *testing.T) {
+	dir := copySeed(t, func(f map[string]string) {
+		replace(t, f, FileNode, `"status": {`, `"status": {"nodeInfo": {"kubeletVersion": "v1.35.2"},`)
+	})
+	want := "Warning: " + filepath.Join(dir, FileNode) + `: status.nodeInfo.kubeletVersion is "v1.35.2"`
+	for _, output := range []string{"json", "yaml", "jsonpath={.node}", "go-template={{.node}}", "text", "wide"} {
+		out, stderr, err := runCLIStderr(t, "explain", "--snapshot", dir, "-o", output)
+		if err != nil {
+			t.Fatalf("-o %s: %v", output, err)
+		}
+		machine := output != "text" && output != "wide"
+		if got := strings.Contains(stderr, want); got != machine {
+			t.Errorf("-o %s: warning on stderr = %v, want %v; stderr:\n%s", output, got, machine, stderr)
+		}
+		if !machine && !strings.Contains(out, "WARNING: "+filepath.Join(dir, FileNode)) {
+			t.Errorf("-o %s: no WARNINGS section:\n%s", output, out)
+		}
+	}
+	if _, stderr, err := runCLIStderr(t, "explain", "--snapshot", filepath.Join("testdata", "snapshots", "seed"), "-o", "json"); err != nil || stderr != "" {
+		t.Errorf("clean snapshot -o json: stderr %q (err %v), want nothing", stderr, err)
+	}
+}

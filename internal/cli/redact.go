@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 )
 
 // keptAnnotations are the only pod annotations a redacted snapshot keeps: the kubelet's critical pod
@@ -19,8 +19,10 @@ var keptAnnotations = []string{"kubernetes.io/config.source", "kubernetes.io/con
 // (sidecars) and the names of environment variables (values dropped); priority, tolerations,
 // grace period, pod resources and overhead; volumes by kind (emptyDir with its medium and size
 // limit, hostPath, gitRepo and configMap without paths, URLs or names; other sources dropped); the
-// phase, QoS class and start time. Labels, other annotations, images, commands, arguments, probes,
-// env values and secrets references are dropped.
+// phase, QoS class and start time, and the kubelet's eviction evidence: reason and message of an
+// Evicted pod and the DisruptionTarget condition (simulate replays a recording's evictions from
+// them). Labels, other annotations, images, commands, arguments, probes, env values and secrets
+// references are dropped.
 func RedactPod(pod *corev1.Pod) corev1.Pod {
 	out := corev1.Pod{TypeMeta: pod.TypeMeta}
 	out.Name, out.Namespace, out.UID = pod.Name, pod.Namespace, pod.UID
@@ -44,8 +46,19 @@ func RedactPod(pod *corev1.Pod) corev1.Pod {
 		out.Spec.Volumes = append(out.Spec.Volumes, redactVolume(v))
 	}
 	out.Status = corev1.PodStatus{Phase: pod.Status.Phase, QOSClass: pod.Status.QOSClass, StartTime: pod.Status.StartTime}
+	if pod.Status.Reason == evictedReason {
+		out.Status.Reason, out.Status.Message = pod.Status.Reason, pod.Status.Message
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			out.Status.Conditions = append(out.Status.Conditions, c)
+		}
+	}
 	return out
 }
+
+// evictedReason is the status reason of a pod the kubelet evicted.
+const evictedReason = "Evicted"
 
 func redactContainers(cs []corev1.Container) []corev1.Container {
 	var out []corev1.Container
@@ -80,8 +93,8 @@ func redactVolume(v corev1.Volume) corev1.Volume {
 func RedactNode(n *corev1.Node) corev1.Node {
 	out := corev1.Node{TypeMeta: n.TypeMeta}
 	out.Name, out.UID = n.Name, n.UID
-	if v, ok := n.Annotations[actuate.LedgerAnnotation]; ok {
-		out.Annotations = map[string]string{actuate.LedgerAnnotation: v}
+	if v, ok := n.Annotations[loopbreaker.LedgerAnnotation]; ok {
+		out.Annotations = map[string]string{loopbreaker.LedgerAnnotation: v}
 	}
 	out.Status = corev1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable,
 		Conditions: n.Status.Conditions, NodeInfo: n.Status.NodeInfo}

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // secrets are planted in every pod of a snapshot; none may survive redaction.
@@ -152,4 +154,22 @@ func explainJSONRaw(t *testing.T, dir string) map[string]any {
 	}
 	delete(m, "source")
 	return m
+}
+
+func TestRedactionKeepsTheKubeletsEvictionEvidence(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 1, 22, 34, 18, 0, time.UTC))
+	evicted := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory. ",
+		Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet",
+			LastTransitionTime: at}, {Type: corev1.PodReady, Status: corev1.ConditionFalse, Message: "private detail"}}}}
+	got := RedactPod(&evicted).Status
+	if got.Reason != "Evicted" || got.Message != evicted.Status.Message {
+		t.Errorf("reason %q message %q, want the kubelet's", got.Reason, got.Message)
+	}
+	if len(got.Conditions) != 1 || got.Conditions[0].Type != corev1.DisruptionTarget || !got.Conditions[0].LastTransitionTime.Equal(&at) {
+		t.Errorf("conditions %+v, want only DisruptionTarget with its time", got.Conditions)
+	}
+	other := corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "private detail"}}
+	if got := RedactPod(&other).Status; got.Reason != "" || got.Message != "" {
+		t.Errorf("a pod that was not evicted keeps reason %q message %q", got.Reason, got.Message)
+	}
 }

@@ -48,6 +48,8 @@ reason for each place. It works on a live node or on a snapshot saved with "kube
 	root.AddCommand(newExplainCommand(flags, streams))
 	root.AddCommand(newSnapshotCommand(flags, streams))
 	root.AddCommand(newWhyCommand(flags, streams))
+	root.AddCommand(newRecordCommand(flags, streams))
+	root.AddCommand(newSimulateCommand(streams))
 	return root
 }
 

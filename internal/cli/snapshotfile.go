@@ -10,36 +10,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/fileerr"
 )
 
 // FileError is a problem with one file of a snapshot (or one live endpoint): the file, the JSON
 // field and the line when known.
-type FileError struct {
-	// File is the file path or the endpoint.
-	File string
-	// Field is the JSON path of the offending field ("status.capacity.memory"); empty when unknown.
-	Field string
-	// Line and Column locate the problem in the file (1-based; 0 when unknown).
-	Line, Column int
-	Err          error
-}
-
-func (e *FileError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ": line %d, column %d", e.Line, e.Column)
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, ": field %s", e.Field)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
-	return b.String()
-}
-
-// Unwrap returns the underlying error.
-func (e *FileError) Unwrap() error { return e.Err }
+type FileError = fileerr.Error
 
 // decodeJSON decodes data into v and, on error, names the file, the line and the field.
 func decodeJSON(file string, data []byte, v any) error {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,6 +124,7 @@ func CollectWhy(ctx context.Context, cs kubernetes.Interface, ns, query string, 
 	}
 	if uid == "" {
 		uid = uidFromEvents(c.ev.Events)
+		c.ev.Events = c.onePod(c.ev.Events, uid)
 	}
 	if node == "" {
 		node = nodeFromEvents(c.ev.Events)
@@ -209,7 +212,8 @@ func (c *collector) janitorEvidence(ctx context.Context, name, uid string) error
 	return nil
 }
 
-// podEvents lists the Events on the pod: by UID when known, else by name.
+// podEvents lists the Events on the pod: by UID when known, else by name, and for a gone pod with no
+// Events under that name by UID (the query may be the UID of a pod nothing else remembers).
 func (c *collector) podEvents(ctx context.Context, name, uid string) error {
 	sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}
 	if uid != "" {
@@ -219,8 +223,35 @@ func (c *collector) podEvents(ctx context.Context, name, uid string) error {
 	if err != nil {
 		return err
 	}
+	if len(evs) == 0 && uid == "" {
+		if evs, err = c.listEvents(ctx, c.ns, fields.Set{"involvedObject.uid": name}); err != nil {
+			return err
+		}
+	}
 	c.ev.Events = c.convert(evs)
 	return nil
+}
+
+// onePod keeps the Events of the gone pod uid (the newest pod of the name asked for) and those that name
+// no UID; the Events of earlier pods of the same name (a StatefulSet's, a re-created bare pod's) are
+// left out, and said so, so that the verdict is about one pod.
+func (c *collector) onePod(evs []why.Event, uid string) []why.Event {
+	var out []why.Event
+	var others []string
+	for _, e := range evs {
+		switch {
+		case e.ObjectUID == "" || e.ObjectUID == uid:
+			out = append(out, e)
+		case !slices.Contains(others, e.ObjectUID):
+			others = append(others, e.ObjectUID)
+		}
+	}
+	if len(others) > 0 {
+		sort.Strings(others)
+		c.problem(fmt.Sprintf("Events of %d earlier pods of the same name left out (uid %s): the newest pod (uid %s) is explained; ask by UID for another",
+			len(others), strings.Join(others, ", "), uid))
+	}
+	return out
 }
 
 func (c *collector) convert(evs []corev1.Event) []why.Event {

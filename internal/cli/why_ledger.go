@@ -8,20 +8,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/why"
 )
 
 // ledgerEntries returns the agent's ledger entries on node for the pod uid; a ledger that cannot be
 // decoded is a problem to report, not an error.
 func ledgerEntries(node *corev1.Node, uid string) ([]why.LedgerEntry, string) {
-	raw, ok := node.Annotations[actuate.LedgerAnnotation]
+	raw, ok := node.Annotations[loopbreaker.LedgerAnnotation]
 	if !ok || uid == "" {
 		return nil, ""
 	}
-	l, err := actuate.ReadLedger(strings.NewReader(raw), actuate.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(raw), loopbreaker.LedgerPolicy{})
 	if err != nil {
-		return nil, "node " + node.Name + ": annotation " + actuate.LedgerAnnotation + ": " + err.Error()
+		return nil, "node " + node.Name + ": annotation " + loopbreaker.LedgerAnnotation + ": " + err.Error()
 	}
 	var out []why.LedgerEntry
 	for _, e := range l.Entries() {

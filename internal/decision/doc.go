@@ -33,8 +33,9 @@
 // sorted by name (the kubelet: map order, visible in the admission message). Ranking ties are broken as
 // package rank documents.
 //
-// Admit is the kubelet's admission handler over the reported conditions. PredictOrder walks the whole
-// ranking to show the order in which pods would go if the pressure persisted.
+// Admit is the kubelet's admission handler over the reported conditions. PredictOrder shows the order in
+// which pods would go if the pressure persisted: first the pods over a local ephemeral-storage limit,
+// which the next step evicts together (met threshold or not), then the whole ranking of the others.
 //
 // The package is pure: no I/O, clock, logging or goroutines.
 package decision

@@ -7,39 +7,81 @@ import (
 	"github.com/kube-pressure/pressure/internal/signal"
 )
 
-// localStorageEvictions is the kubelet's localStorageEviction: for every candidate with stats, in input
+// StorageLimit is the local ephemeral-storage limit that put a pod on the local-storage path: which
+// of the kubelet's three checks fired is Eviction.MetricLabel (LabelEmptyDirLimit,
+// LabelEphemeralPodLimit, LabelEphemeralContainerLim).
+type StorageLimit struct {
+	// Name is the emptyDir volume or the container; "" for the pod's total limit.
+	Name string
+	// Used is the usage in bytes the check compared with Limit (strictly greater fires): the volume's
+	// used bytes, the pod's ephemeral-storage usage, or the container's logs plus, without a dedicated
+	// imagefs, its writable layer.
+	Used  int64
+	Limit rank.Amount
+}
+
+// localHit is one check that fired.
+type localHit struct {
+	label, message string
+	limit          StorageLimit
+}
+
+// localResult is one candidate the local-storage path acts on (evicts) or, critical, refuses.
+type localResult struct {
+	index int // in the candidates
+	ev    Eviction
+}
+
+// localStorageScan is the kubelet's localStorageEviction: for every candidate with stats, in input
 // order, the first of the emptyDir sizeLimit, pod ephemeral-storage limit and container
 // ephemeral-storage limit checks that fires evicts the pod (grace 1 s, no annotations, no condition).
-// Critical pods are never evicted; the refusal stops that check and the next check runs.
-func localStorageEvictions(cands []rank.Candidate, layout signal.FilesystemLayout, tr *Trace) []Eviction {
-	var out []Eviction
-	for _, c := range cands {
+// Critical pods are never evicted; the refusal stops that check and the next check runs, so a
+// critical pod is refused once per check that fires; it is returned once, with its first.
+func localStorageScan(cands []rank.Candidate, layout signal.FilesystemLayout, tr *Trace) (evicted, refused []localResult) {
+	for i, c := range cands {
 		if c.Stats == nil {
 			continue
 		}
-		for _, check := range []func(rank.Candidate, signal.FilesystemLayout) (string, string, bool){
+		first := true
+		for _, check := range []func(rank.Candidate, signal.FilesystemLayout) (localHit, bool){
 			emptyDirCheck, podLimitCheck, containerLimitCheck,
 		} {
-			msg, label, fired := check(c, layout)
+			hit, fired := check(c, layout)
 			if !fired {
 				continue
 			}
+			limit := hit.limit
+			e := Eviction{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Path: PathLocalStorage,
+				Threshold: -1, MetricLabel: hit.label, Message: hit.message, Grace: graceFor(immediateGraceSeconds),
+				Limit: &limit}
 			if c.Critical {
-				tr.add(KindSkip, podName(c), "cannot evict a critical pod ("+c.CriticalReason+"): "+msg)
+				tr.add(KindSkip, podName(c), "cannot evict a critical pod ("+c.CriticalReason+"): "+hit.message)
+				if first {
+					refused = append(refused, localResult{i, e})
+					first = false
+				}
 				continue
 			}
-			e := Eviction{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Path: PathLocalStorage,
-				Threshold: -1, MetricLabel: label, Message: msg, Grace: graceFor(immediateGraceSeconds)}
-			tr.add(KindLocal, podName(c), fmt.Sprintf("evict (%s, grace %ds): %q", label, immediateGraceSeconds, msg))
-			out = append(out, e)
+			tr.add(KindLocal, podName(c), fmt.Sprintf("evict (%s, grace %ds): %q", hit.label, immediateGraceSeconds, hit.message))
+			evicted = append(evicted, localResult{i, e})
 			break
 		}
+	}
+	return evicted, refused
+}
+
+// localStorageEvictions returns the evictions of the local-storage path.
+func localStorageEvictions(cands []rank.Candidate, layout signal.FilesystemLayout, tr *Trace) []Eviction {
+	evicted, _ := localStorageScan(cands, layout, tr)
+	var out []Eviction
+	for _, r := range evicted {
+		out = append(out, r.ev)
 	}
 	return out
 }
 
 // emptyDirCheck fires for the first emptyDir (spec order) with sizeLimit > 0 whose used bytes exceed it.
-func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout) (string, string, bool) {
+func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool) {
 	used := map[string]*uint64{}
 	for _, vs := range c.Stats.Volumes {
 		used[vs.Name] = vs.UsedBytes // the kubelet keeps the last entry of a name
@@ -48,33 +90,33 @@ func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout) (string, string,
 		if v.Kind != rank.VolumeEmptyDir || v.SizeLimit == nil || v.SizeLimit.Value <= 0 {
 			continue
 		}
-		if u := used[v.Name]; u != nil && int64(*u) > v.SizeLimit.Value {
-			return fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q. ", v.Name, v.SizeLimit.String()),
-				LabelEmptyDirLimit, true
+		if u := used[v.Name]; u != nil && v.SizeLimit.ExceededBy(int64(*u)) {
+			return localHit{LabelEmptyDirLimit,
+				fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q. ", v.Name, v.SizeLimit.String()),
+				StorageLimit{Name: v.Name, Used: int64(*u), Limit: *v.SizeLimit}}, true
 		}
 	}
-	return "", "", false
+	return localHit{}, false
 }
 
 // podLimitCheck fires when the pod's ephemeral-storage usage exceeds its total ephemeral-storage limit.
-func podLimitCheck(c rank.Candidate, _ signal.FilesystemLayout) (string, string, bool) {
+func podLimitCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool) {
 	if c.EphemeralStorageLimit == nil {
-		return "", "", false
+		return localHit{}, false
 	}
-	var used int64
-	if c.Stats.EphemeralStorageUsed != nil {
-		used = int64(*c.Stats.EphemeralStorageUsed)
+	used := value(c.Stats.EphemeralStorageUsed)
+	if c.EphemeralStorageLimit.ExceededBy(used) {
+		return localHit{LabelEphemeralPodLimit,
+			fmt.Sprintf("Pod ephemeral local storage usage exceeds the total limit of containers %s. ",
+				c.EphemeralStorageLimit.String()),
+			StorageLimit{Used: used, Limit: *c.EphemeralStorageLimit}}, true
 	}
-	if used > c.EphemeralStorageLimit.Value {
-		return fmt.Sprintf("Pod ephemeral local storage usage exceeds the total limit of containers %s. ",
-			c.EphemeralStorageLimit.String()), LabelEphemeralPodLimit, true
-	}
-	return "", "", false
+	return localHit{}, false
 }
 
 // containerLimitCheck fires for the first container (stats order) whose logs (+ rootfs without a
 // dedicated imagefs) exceed its non-zero ephemeral-storage limit. Only regular containers have limits here.
-func containerLimitCheck(c rank.Candidate, layout signal.FilesystemLayout) (string, string, bool) {
+func containerLimitCheck(c rank.Candidate, layout signal.FilesystemLayout) (localHit, bool) {
 	limits := map[string]rank.Amount{}
 	for _, ct := range c.Containers {
 		if (ct.Kind == rank.ContainerRegular || ct.Kind == "") && ct.EphemeralStorageLimit != nil &&
@@ -87,12 +129,13 @@ func containerLimitCheck(c rank.Candidate, layout signal.FilesystemLayout) (stri
 		if !layout.DedicatedImageFs {
 			used += value(cs.RootfsUsed)
 		}
-		if limit, ok := limits[cs.Name]; ok && limit.Value < used {
-			return fmt.Sprintf("Container %s exceeded its local ephemeral storage limit %q. ", cs.Name, limit.String()),
-				LabelEphemeralContainerLim, true
+		if limit, ok := limits[cs.Name]; ok && limit.ExceededBy(used) {
+			return localHit{LabelEphemeralContainerLim,
+				fmt.Sprintf("Container %s exceeded its local ephemeral storage limit %q. ", cs.Name, limit.String()),
+				StorageLimit{Name: cs.Name, Used: used, Limit: limit}}, true
 		}
 	}
-	return "", "", false
+	return localHit{}, false
 }
 
 func value(p *uint64) int64 {

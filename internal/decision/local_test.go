@@ -24,6 +24,13 @@ func ephemeralContainer(name string, limit int64, logs, rootfs int64) (rank.Cont
 		signal.ContainerStats{Name: name, LogsUsed: u64(logs), RootfsUsed: u64(rootfs)}
 }
 
+// overEmptyDir is a pod using 2Mi of an emptyDir limited to 1Mi.
+func overEmptyDir(name string) rank.Candidate {
+	return rank.Candidate{UID: name, Namespace: "default", Name: name,
+		Volumes: []rank.Volume{{Name: "v", Kind: rank.VolumeEmptyDir, SizeLimit: &rank.Amount{Value: mi}}},
+		Stats:   &signal.PodStats{Volumes: []signal.VolumeStats{{Name: "v", UsedBytes: u64(2 * mi)}}}}
+}
+
 func TestLocalStorageEviction(t *testing.T) {
 	emptyDir := func(used int64) rank.Candidate {
 		return rank.Candidate{UID: "e", Namespace: "default", Name: "e",
@@ -41,6 +48,8 @@ func TestLocalStorageEviction(t *testing.T) {
 	oneContainer := rank.Candidate{UID: "p", Namespace: "default", Name: "p",
 		EphemeralStorageLimit: &rank.Amount{Value: 500 * mi}, Containers: []rank.Container{single},
 		Stats: &signal.PodStats{EphemeralStorageUsed: u64(550 * mi), Containers: []signal.ContainerStats{singleStats}}}
+	fraction := emptyDir(2)
+	fraction.Volumes[0].SizeLimit = &rank.Amount{Value: 2, Fraction: "1500m"} // resource.MustParse("1500m")
 	critical := emptyDir(gi + 1)
 	critical.Critical, critical.CriticalReason = true, "mirror pod"
 
@@ -50,17 +59,24 @@ func TestLocalStorageEviction(t *testing.T) {
 		layout    signal.FilesystemLayout
 		wantMsg   string
 		wantLabel string
+		wantLimit StorageLimit
 	}{
 		{"M6 emptyDir one byte over its sizeLimit is evicted", emptyDir(gi + 1), signal.FilesystemLayout{},
-			`Usage of EmptyDir volume "scratch" exceeds the limit "1Gi". `, LabelEmptyDirLimit},
-		{"M6 emptyDir exactly at its sizeLimit is not evicted", emptyDir(gi), signal.FilesystemLayout{}, "", ""},
+			`Usage of EmptyDir volume "scratch" exceeds the limit "1Gi". `, LabelEmptyDirLimit,
+			StorageLimit{Name: "scratch", Used: gi + 1, Limit: rank.Amount{Value: gi}}},
+		{"M6 emptyDir exactly at its sizeLimit is not evicted", emptyDir(gi), signal.FilesystemLayout{}, "", "", StorageLimit{}},
 		{"M7 container over its limit counting rootfs without a dedicated imagefs", twoContainers, signal.FilesystemLayout{},
-			`Container app exceeded its local ephemeral storage limit "500Mi". `, LabelEphemeralContainerLim},
+			`Container app exceeded its local ephemeral storage limit "500Mi". `, LabelEphemeralContainerLim,
+			StorageLimit{Name: "app", Used: 550 * mi, Limit: rank.Amount{Value: 500 * mi}}},
 		{"M7 with a dedicated imagefs only logs count and the container is not evicted", twoContainers,
-			signal.FilesystemLayout{DedicatedImageFs: true}, "", ""},
+			signal.FilesystemLayout{DedicatedImageFs: true}, "", "", StorageLimit{}},
 		{"M7 single container: the pod-level limit check fires first", oneContainer, signal.FilesystemLayout{},
-			"Pod ephemeral local storage usage exceeds the total limit of containers 500Mi. ", LabelEphemeralPodLimit},
-		{"critical pod over its emptyDir limit is not evicted", critical, signal.FilesystemLayout{}, "", ""},
+			"Pod ephemeral local storage usage exceeds the total limit of containers 500Mi. ", LabelEphemeralPodLimit,
+			StorageLimit{Used: 550 * mi, Limit: rank.Amount{Value: 500 * mi}}},
+		{"a fractional sizeLimit compares exactly: 2 bytes exceed 1500m", fraction, signal.FilesystemLayout{},
+			`Usage of EmptyDir volume "scratch" exceeds the limit "1500m". `, LabelEmptyDirLimit,
+			StorageLimit{Name: "scratch", Used: 2, Limit: rank.Amount{Value: 2, Fraction: "1500m"}}},
+		{"critical pod over its emptyDir limit is not evicted", critical, signal.FilesystemLayout{}, "", "", StorageLimit{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +91,7 @@ func TestLocalStorageEviction(t *testing.T) {
 				t.Fatalf("evictions = %v, want one\n%s", evictedNames(d), d.Trace)
 			}
 			want := Eviction{UID: tc.pod.UID, Namespace: "default", Name: tc.pod.Name, Path: PathLocalStorage,
-				Threshold: -1, MetricLabel: tc.wantLabel, Message: tc.wantMsg, Grace: Grace{1, 1, 10}}
+				Threshold: -1, MetricLabel: tc.wantLabel, Message: tc.wantMsg, Grace: Grace{1, 1, 10}, Limit: &tc.wantLimit}
 			if diff := cmp.Diff(d.Evictions[0], want); diff != "" {
 				t.Errorf("eviction (-got +want):\n%s", diff)
 			}
@@ -87,12 +103,7 @@ func TestLocalStorageEviction(t *testing.T) {
 }
 
 func TestLocalStorageEvictionPreemptsPressureAndMayEvictSeveral(t *testing.T) {
-	over := func(name string) rank.Candidate {
-		return rank.Candidate{UID: name, Namespace: "default", Name: name,
-			Volumes: []rank.Volume{{Name: "v", Kind: rank.VolumeEmptyDir, SizeLimit: &rank.Amount{Value: mi}}},
-			Stats:   &signal.PodStats{Volumes: []signal.VolumeStats{{Name: "v", UsedBytes: u64(2 * mi)}}}}
-	}
-	pods := append(r1Pods(), over("l1"), over("l2"))
+	pods := append(r1Pods(), overEmptyDir("l1"), overEmptyDir("l2"))
 	_, d := Step(State{}, Input{Now: at(0), Snapshot: memObs(50*mi, 16*gi, at(0)), Candidates: pods,
 		Config: hard(t, "memory.available", "100Mi")})
 	if diff := cmp.Diff(evictedNames(d), []string{"l1", "l2"}); diff != "" {
@@ -175,5 +186,59 @@ func TestPredictOrderWalksTheWholeRanking(t *testing.T) {
 		{"b", false, rank.KeyExceedsRequest, 0}, {"c", false, "", 0}}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("predicted order (-got +want):\n%s", diff)
+	}
+}
+
+func TestPredictOrderStartsWithTheLocalStorageGroup(t *testing.T) {
+	crit := overEmptyDir("crit")
+	crit.Critical, crit.CriticalReason = true, "static pod"
+	pods := append([]rank.Candidate{overEmptyDir("l2")}, append(r1Pods(), overEmptyDir("l1"), crit)...)
+	names := func(es []Eviction) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	ranked := func(p Prediction) []string {
+		var out []string
+		for _, e := range p.Order {
+			out = append(out, e.Eviction.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name                        string
+		available                   int64
+		disable                     bool
+		wantLocal, wantRanked, refd []string
+	}{
+		{"no threshold met: the group alone, in input order", 8 * gi, false, []string{"l2", "l1"}, nil, []string{"crit"}},
+		{"threshold met: the group, then the ranking of the others", 50 * mi, false, []string{"l2", "l1"},
+			[]string{"a", "b", "crit", "c"}, []string{"crit"}},
+		{"isolation off: no group, every pod ranked", 50 * mi, true, nil,
+			[]string{"a", "b", "crit", "l1", "l2", "c"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Now: at(0), Snapshot: memObs(tc.available, 16*gi, at(0)), Candidates: pods,
+				Config: hard(t, "memory.available", "100Mi"), DisableLocalStorageCapacityIsolation: tc.disable}
+			p := PredictOrder(State{}, in, PredictOptions{})
+			if diff := cmp.Diff(names(p.LocalStorage), tc.wantLocal); diff != "" {
+				t.Errorf("local-storage group (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(ranked(p), tc.wantRanked); diff != "" {
+				t.Errorf("ranking (-got +want):\n%s", diff)
+			}
+			var refused []string
+			for _, r := range p.LocalStorageRefused {
+				refused = append(refused, r.Eviction.Name)
+				if !r.Critical || r.Eviction.Limit == nil || r.Eviction.MetricLabel != LabelEmptyDirLimit {
+					t.Errorf("refused %+v, want critical with its emptyDir limit", r)
+				}
+			}
+			if diff := cmp.Diff(refused, tc.refd); diff != "" {
+				t.Errorf("refused (-got +want):\n%s", diff)
+			}
+		})
 	}
 }

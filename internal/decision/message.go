@@ -54,7 +54,7 @@ func evictionMessage(res signal.Resource, c rank.Candidate, cfg threshold.Config
 		}
 		usage, ok := containerUsage(res, cs)
 		request := containerRequest(res, spec)
-		if ok && usage > request.Value {
+		if ok && request.ExceededBy(usage) {
 			u := quantityString(usage, resource.BinarySI)
 			fmt.Fprintf(&b, "Container %s was using %s, request is %s, has larger consumption of %s. ",
 				spec.Name, u, request.String(), res)

@@ -25,6 +25,8 @@ func evictOne(t *testing.T, c rank.Candidate) Eviction {
 
 func TestPressureEvictionMessages(t *testing.T) {
 	guaranteed := memPod("c", gi, 900*mi)
+	typo := memPod("t", 1, 1) // memory: 500m, half a byte, the common typo for 500Mi: 1 byte exceeds it
+	typo.Containers[0].MemoryRequest = rank.Amount{Value: 1, Fraction: "500m"}
 	tests := []struct {
 		name            string
 		pod             rank.Candidate
@@ -50,6 +52,13 @@ func TestPressureEvictionMessages(t *testing.T) {
 			pod:         guaranteed,
 			wantMessage: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ",
 			wantAnnotations: map[string]string{"offending_containers": "", "offending_containers_usage": "",
+				"starved_resource": "memory"},
+		},
+		{
+			name:        "a fractional request is printed and compared exactly",
+			pod:         typo,
+			wantMessage: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container t was using 1, request is 500m, has larger consumption of memory. ",
+			wantAnnotations: map[string]string{"offending_containers": "t", "offending_containers_usage": "1",
 				"starved_resource": "memory"},
 		},
 		{

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/rank/ranktest"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
@@ -17,10 +18,11 @@ import (
 // machine interprets the scenario language of testdata/*.txt:
 //
 //	config evictionHard|evictionSoft|evictionSoftGracePeriod|evictionMinimumReclaim SIGNAL=VALUE ...
-//	config transition=5m maxPodGrace=60 enforce=pods|none
+//	config transition=5m maxPodGrace=60 enforce=pods|none localStorageCapacityIsolation=true|false
 //	layout single|dedicated|split
 //	pod NAME [qos=Q] [request=Q] [usage=Q] [priority=N] [tgps=N] [procs=N] [rootfs=Q] [logs=Q]
-//	         [ephemeral-request=Q] [nostats] [critical=static|mirror|priority] [tolerates]
+//	         [ephemeral-request=Q] [ephemeral-limit=Q] [pod-used=Q] [emptydir=Q] [emptydir-used=Q]
+//	         [nostats] [critical=static|mirror|priority] [tolerates]
 //	delete NAME
 //	observe SIGNAL=AVAILABLE|none [capacity=Q] [at=DURATION]
 //	reclaim SIGNAL=AVAILABLE [capacity=Q] [at=DURATION]  (observations after node-level reclaim)
@@ -37,6 +39,8 @@ type machine struct {
 	reclaim map[signal.Signal]signal.Observation
 	state   State
 	now     time.Time
+	// noIsolation is localStorageCapacityIsolation=false.
+	noIsolation bool
 }
 
 func newMachine() *machine {
@@ -113,6 +117,12 @@ func (m *machine) config(args []string) error {
 				return err
 			}
 			m.in.EvictionMaxPodGracePeriod = int32(n)
+		case "localStorageCapacityIsolation":
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return err
+			}
+			m.noIsolation = !on
 		case "enforce":
 			m.in.EnforceNodeAllocatable = nil
 			if v != "none" {
@@ -214,7 +224,8 @@ func (m *machine) input(args []string) (Input, error) {
 		}
 	}
 	s := signal.Snapshot{Observations: copyObservations(m.obs), Filesystems: m.layout}
-	return Input{Now: m.now, Snapshot: s, Candidates: append([]rank.Candidate{}, m.pods...), Config: cfg}, nil
+	return Input{Now: m.now, Snapshot: s, Candidates: append([]rank.Candidate{}, m.pods...), Config: cfg,
+		DisableLocalStorageCapacityIsolation: m.noIsolation}, nil
 }
 
 func (m *machine) step(args []string) (string, error) {
@@ -277,6 +288,14 @@ func (m *machine) predict(args []string) (string, error) {
 	}
 	p := PredictOrder(m.state, in, PredictOptions{IgnoreGrace: len(args) == 1 && args[0] == "ignore-grace"})
 	var b strings.Builder
+	for _, e := range p.LocalStorage {
+		fmt.Fprintf(&b, "local-storage %s/%s label=%s used=%d limit=%s grace=%d message=%q\n", e.Namespace, e.Name,
+			e.MetricLabel, e.Limit.Used, e.Limit.Limit, e.Grace.Override, e.Message)
+	}
+	for _, e := range p.LocalStorageRefused {
+		fmt.Fprintf(&b, "local-storage refused %s/%s critical (%s) label=%s message=%q\n", e.Eviction.Namespace,
+			e.Eviction.Name, e.CriticalReason, e.Eviction.MetricLabel, e.Eviction.Message)
+	}
 	for i, e := range p.Order {
 		crit := ""
 		if e.Critical {
@@ -285,8 +304,24 @@ func (m *machine) predict(args []string) (string, error) {
 		fmt.Fprintf(&b, "%d. %s/%s%s by=%q grace=%d message=%q\n", i+1, e.Eviction.Namespace, e.Eviction.Name, crit,
 			e.Eviction.DecidedBy, e.Eviction.Grace.Override, e.Eviction.Message)
 	}
-	if len(p.Order) == 0 {
+	if len(p.Order) == 0 && len(p.LocalStorage) == 0 {
 		b.WriteString("no eviction predicted\n")
 	}
 	return b.String(), nil
+}
+
+// pod adds or replaces a pod (ranktest.Pod: the pod line's language).
+func (m *machine) pod(args []string) error {
+	c, err := ranktest.Pod(args, nil)
+	if err != nil {
+		return err
+	}
+	for i := range m.pods {
+		if m.pods[i].Name == c.Name {
+			m.pods[i] = c
+			return nil
+		}
+	}
+	m.pods = append(m.pods, c)
+	return nil
 }

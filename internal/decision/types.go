@@ -117,6 +117,8 @@ type Eviction struct {
 	// DecidedBy is the ranking key that put this pod ahead of the next one ("" when it was last or on
 	// the local-storage path).
 	DecidedBy rank.Key
+	// Limit is the local ephemeral-storage limit the pod exceeds (local-storage path only).
+	Limit *StorageLimit
 }
 
 // NodeEvent is an event on the Node object.

@@ -20,6 +20,7 @@ func Build(in Input) Report {
 		r.Now = newestStats(in.Snapshot)
 	}
 	cfg := in.Config
+	kubelet := in.Config
 	layout := in.Snapshot.Filesystems
 	ts, err := threshold.UpdateContainerFsThresholds(cfg.Thresholds, layout.DedicatedImageFs, layout.SplitContainerFs)
 	if err != nil {
@@ -44,6 +45,7 @@ func Build(in Input) Report {
 	r.Avoidances = activeAvoidances(in.Avoidances, r.Now)
 	in.Config = cfg
 	r.Kubelet = predict(in, r.Now)
+	r.Pressure = agentAnswer(in, kubelet, cfg, r.Now, r.Kubelet)
 	return r
 }
 

@@ -128,28 +128,6 @@ func TestPodWithoutStatsRanksFirstAndSaysSo(t *testing.T) {
 	}
 }
 
-func TestPressureSectionIsAbsentUntilAPolicyExists(t *testing.T) {
-	r := Build(Input{Node: "n"})
-	if r.Pressure != nil {
-		t.Errorf("Pressure = %+v, want nil", r.Pressure)
-	}
-	var buf bytes.Buffer
-	if err := JSON(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(buf.String(), `"pressure"`) {
-		t.Errorf("JSON has a pressure section:\n%s", buf.String())
-	}
-	r.Pressure = &Pressure{Differences: []string{"would evict x first"}}
-	buf.Reset()
-	if err := Text(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), "PRESSURE: where pressure's agent policy differs from the kubelet\n  - would evict x first") {
-		t.Errorf("text lacks the pressure section:\n%s", buf.String())
-	}
-}
-
 func TestThresholdConfiguredAndDerivedIsShownOnce(t *testing.T) {
 	// The kubelet keeps both a configured allocatableMemory.available<200Mi and the copy it derives from
 	// memory.available<200Mi; explaining it twice would only confuse.

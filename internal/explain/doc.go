@@ -6,12 +6,19 @@
 //     allocatable, per resource, and for every threshold the usage at which it fires, in the
 //     resource's unit and as a percentage of capacity;
 //   - every signal now: available, resolved threshold, margin, met or not, stats age;
-//   - what the kubelet (v1.36) would do if the pressure persisted: thresholds met, node
-//     conditions, the resource reclaimed and the full predicted eviction order, each pod with the
-//     ranking key that put it before the next, critical pods marked as never evicted, and the
-//     kubelet's exact eviction message and kill grace period;
+//   - what the kubelet (v1.36) would do if the pressure persisted: first the pods over a local
+//     ephemeral-storage limit (emptyDir sizeLimit, the pod's or a container's ephemeral-storage
+//     limit), which it evicts at its next synchronize whether or not a threshold is met, then the
+//     thresholds met, node conditions, the resource reclaimed and the full predicted eviction order
+//     of the other pods, each pod with the ranking key that put it before the next, critical pods
+//     marked as never evicted, and the kubelet's exact eviction message and kill grace period;
 //   - which workloads pressure-agent keeps off the node after evicting their pods (Input.Avoidances,
-//     from the agent's ledger), and until when.
+//     from the agent's ledger), and until when;
+//   - what pressure-agent would do with its own policy, side by side (Report.Pressure): its thresholds
+//     (the kubelet's hard ones raised by the headroom, with the minimum reclaim), the target, the pods
+//     it would evict at one sync in order and what it does with every other ranked pod, and where and
+//     why that differs from the kubelet's answer, with the settings of Input.Agent or the agent's
+//     defaults (the report names which).
 //
 // Build computes the Report with the decision core (decision.PredictOrder, with soft thresholds
 // treated as past their grace period and node-level reclaim assumed to free nothing), so the
@@ -20,8 +27,8 @@
 // Quantities are human-readable in Text (Gi/Mi with one decimal where needed) and exact in JSON
 // (bytes, counts and millicores as integer strings).
 //
-// Report.Pressure is reserved for the differences between pressure's own agent policy and the
-// kubelet; it stays nil until that policy exists, and Text prints nothing for it.
+// The agent's answer comes from policy.Step itself (Input.Persisting, from a fresh state), the code the
+// agent runs, on the same snapshot and pods.
 //
 // The package is pure: it imports only the standard library, the core packages and
 // k8s.io/apimachinery's resource.Quantity; it performs no I/O beyond the io.Writer it is given and

@@ -14,13 +14,22 @@ import (
 
 // predict runs decision.PredictOrder as if the pressure persisted and renders the result.
 func predict(in Input, now time.Time) Kubelet {
-	k := Kubelet{ThresholdsMet: []string{}, NodeConditions: []string{}, EvictionOrder: []Victim{}}
+	k := Kubelet{LocalStorageCapacityIsolation: !in.DisableLocalStorageCapacityIsolation, ThresholdsMet: []string{},
+		NodeConditions: []string{}, EvictionOrder: []Victim{}}
 	cands := append([]rank.Candidate{}, in.Candidates...)
 	sort.SliceStable(cands, func(i, j int) bool { return podKey(cands[i]) < podKey(cands[j]) })
 	p := decision.PredictOrder(decision.State{}, decision.Input{Now: now, Snapshot: in.Snapshot, Candidates: cands,
-		Config: in.Config}, decision.PredictOptions{IgnoreGrace: true})
+		Config: in.Config, DisableLocalStorageCapacityIsolation: in.DisableLocalStorageCapacityIsolation},
+		decision.PredictOptions{IgnoreGrace: true})
+	k.EvictionOrder = localVictims(p, cands, now)
+	nLocal := len(k.EvictionOrder)
+	local := localNotes(k.LocalStorageCapacityIsolation, k.EvictionOrder, in.Snapshot.Filesystems)
 	if len(p.Acted) == 0 {
 		k.Notes = []string{"no threshold is met: the kubelet would evict nothing"}
+		if nLocal > 0 {
+			k.Notes = []string{"no threshold is met: after the local-storage evictions the kubelet evicts nothing"}
+		}
+		k.Notes = append(append(k.Notes, local...), refusedLocal(p, nil)...)
 		return k
 	}
 	cfg := in.Config
@@ -29,11 +38,13 @@ func predict(in Input, now time.Time) Kubelet {
 	k.ResourceToReclaim, k.ActedOn = string(p.Resource), chosen.String()
 	k.Ranking = keyNames(chosen.Signal, p.Ranking)
 	k.usageUnit = rankingUnit(chosen.Signal)
-	k.Notes = notes(cfg, p.Acted, in.Snapshot.Filesystems)
+	k.Notes = append(local, notes(cfg, p.Acted, in.Snapshot.Filesystems)...)
 	for i, pr := range p.Order {
 		k.EvictionOrder = append(k.EvictionOrder, victim(p.Ranking, i, pr, k.usageUnit, now))
 	}
-	k.Notes = append(k.Notes, orderNotes(k.EvictionOrder)...)
+	linkLocal(k.EvictionOrder, nLocal)
+	k.Notes = append(k.Notes, refusedLocal(p, k.EvictionOrder[nLocal:])...)
+	k.Notes = append(k.Notes, orderNotes(k.EvictionOrder[nLocal:], nLocal)...)
 	return k
 }
 
@@ -94,7 +105,7 @@ func victim(r *rank.Ranking, i int, pr decision.Predicted, u unit, now time.Time
 	e := r.Entries[i]
 	c := e.Candidate
 	v := Victim{Pod: podName(c), UID: c.UID, QOSClass: c.QOSClass, Priority: c.Priority, Critical: pr.Critical,
-		CriticalReason: pr.CriticalReason, HasStats: e.Values.HasStats, vals: e.Values}
+		CriticalReason: pr.CriticalReason, HasStats: e.Values.HasStats, Path: PathPressure, vals: e.Values}
 	if e.Values.HasStats {
 		v.Usage = exact(e.Values.Usage, u)
 		if r.Signal != signal.PIDAvailable {
@@ -160,15 +171,26 @@ func notes(cfg threshold.Config, acted []decision.ThresholdID, layout signal.Fil
 	return out
 }
 
-// orderNotes explains the limits of a full order.
-func orderNotes(order []Victim) []string {
+// orderNotes explains the limits of the ranked order, after nLocal local-storage victims.
+func orderNotes(order []Victim, nLocal int) []string {
 	if len(order) == 0 {
+		if nLocal > 0 {
+			return []string{"eviction thresholds are met, but no other pods are active to evict"}
+		}
 		return []string{"eviction thresholds are met, but no pods are active to evict"}
 	}
 	for _, v := range order {
 		if !v.Critical {
+			if nLocal > 0 {
+				return []string{"of the ranking, only the first victim is certain: after the local-storage evictions the " +
+					"kubelet evicts one pod per cycle and ranks again with fresh stats"}
+			}
 			return []string{"only the first victim is certain: the kubelet evicts one pod per cycle and ranks again with fresh stats"}
 		}
+	}
+	if nLocal > 0 {
+		return []string{"every other pod is critical: after the local-storage evictions the kubelet evicts nothing and " +
+			"retries every 10s"}
 	}
 	return []string{"every active pod is critical: the kubelet evicts nothing and retries every 10s"}
 }

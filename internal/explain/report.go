@@ -3,6 +3,7 @@ package explain
 import (
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -23,6 +24,9 @@ type Input struct {
 	// Config is the parsed eviction configuration, before the containerfs thresholds are derived
 	// (Build derives them from the snapshot's filesystem layout as the kubelet does).
 	Config threshold.Config
+	// DisableLocalStorageCapacityIsolation is the kubelet's localStorageCapacityIsolation=false: no
+	// eviction for emptyDir sizeLimit and ephemeral-storage limits. The zero value is the default (on).
+	DisableLocalStorageCapacityIsolation bool
 	// Snapshot holds the observations, per-pod stats and filesystem layout.
 	Snapshot signal.Snapshot
 	// Candidates are the node's active pods, with Stats set from Snapshot.Pods.
@@ -31,6 +35,11 @@ type Input struct {
 	NodeConditions []NodeCondition
 	// Avoidances are the pressure-agent's avoidances of the node (from its ledger).
 	Avoidances []Avoidance
+	// Agent are pressure-agent's policy settings and where they came from; nil means its defaults
+	// (policy.DefaultConfig), which the report says.
+	Agent *AgentSettings
+	// DeletionTimestamps are the deletion timestamps of the terminating candidates, by pod UID.
+	DeletionTimestamps map[string]time.Time
 	// Warnings found while loading the input (a pod without stats, ...); copied to the Report.
 	Warnings []string
 	// Unavailable says what could not be read (a kubelet that did not answer) and what the report
@@ -69,8 +78,8 @@ type Report struct {
 	Avoidances []Avoidance `json:"avoidances,omitempty"`
 	// Kubelet is exactly what the kubelet would do if the pressure persisted.
 	Kubelet Kubelet `json:"kubelet"`
-	// Pressure is reserved for where pressure's agent policy differs from the kubelet. Nil until
-	// that policy exists.
+	// Pressure is what pressure-agent would do with its own policy if the pressure persisted, and
+	// where and why that differs from Kubelet.
 	Pressure *Pressure `json:"pressure,omitempty"`
 	// Warnings are problems with the input that do not stop the explanation.
 	Warnings []string `json:"warnings,omitempty"`
@@ -148,8 +157,12 @@ type SignalRow struct {
 
 // Kubelet is what the kubelet v1.36 would do if the pressure persisted: the full order, soft
 // thresholds as if their grace period had passed, node-level image and container garbage
-// collection assumed to free nothing. Everything is empty when no threshold is met.
+// collection assumed to free nothing. The order starts with the pods over a local ephemeral-storage
+// limit, which the kubelet evicts at its next synchronize whether or not a threshold is met; the
+// rest is empty when no threshold is met.
 type Kubelet struct {
+	// LocalStorageCapacityIsolation is the kubelet setting that enables the local-storage evictions.
+	LocalStorageCapacityIsolation bool `json:"localStorageCapacityIsolation"`
 	// ThresholdsMet are the signals of the thresholds met, in the order the kubelet acts on them.
 	ThresholdsMet []string `json:"thresholdsMet"`
 	// NodeConditions are the conditions the kubelet reports for them.
@@ -160,7 +173,9 @@ type Kubelet struct {
 	ActedOn string `json:"actedOn,omitempty"`
 	// Ranking names the comparison keys of the ranking used, in order.
 	Ranking []string `json:"ranking,omitempty"`
-	// EvictionOrder is one entry per active pod, first victim first.
+	// EvictionOrder is first the pods over a local ephemeral-storage limit (path local-storage, the
+	// kubelet's order among them unspecified, listed by namespace/name), then, when a threshold is
+	// met, one entry per other active pod in ranking order (path pressure).
 	EvictionOrder []Victim `json:"evictionOrder"`
 	// Notes are assumptions and kubelet nondeterminism worth knowing.
 	Notes []string `json:"notes,omitempty"`
@@ -179,7 +194,12 @@ type Victim struct {
 	CriticalReason string `json:"criticalReason,omitempty"`
 	// HasStats is false for a pod without stats (it ranks first in every stats-based key).
 	HasStats bool `json:"hasStats"`
-	// Usage, Request and UsageAboveRequest are what the ranking compared, in the signal's unit
+	// Path is local-storage for a pod over a local ephemeral-storage limit, pressure for the ranking.
+	Path string `json:"path"`
+	// LocalStorage is the limit the pod exceeds: why it is on the local-storage path, or, for a
+	// critical pod, what the kubelet refuses to evict it for.
+	LocalStorage *LocalStorageLimit `json:"localStorage,omitempty"`
+	// Usage, Request and UsageAboveRequest are what the ranking compared (path pressure), in the signal's unit
 	// (memory: working set and memory request; disk: bytes or inodes and the ephemeral-storage
 	// request; pid: the process count, no request).
 	Usage             string `json:"usage,omitempty"`
@@ -200,9 +220,113 @@ type Victim struct {
 	vals rank.Values
 }
 
-// Pressure is the section, reserved for later, that will show where pressure's own agent policy
-// decides differently from the kubelet.
+// AgentSettings are pressure-agent's policy settings for the prediction.
+type AgentSettings struct {
+	Config policy.Config
+	// Source says where they came from, e.g. "--agent-config agent.yaml".
+	Source string
+}
+
+// Pressure is what pressure-agent would do if the pressure persisted: its thresholds (the kubelet's
+// hard ones raised by the headroom), the pods it would evict at one sync, in order, what it does with
+// every other ranked pod, and where and why that differs from the kubelet's answer.
 type Pressure struct {
-	// Differences are the decisions where pressure and the kubelet disagree.
+	// Settings says which agent settings were used: the --agent-config file, or the defaults.
+	Settings string `json:"settings"`
+	// Policy is the agent's policy, "pressure", "kubelet" or "reclaim-aware".
+	Policy string `json:"policy"`
+	// Reclaim is, for policy reclaim-aware, each memory signal by the working set and by the
+	// non-reclaimable estimate, and what the agent acts on.
+	Reclaim []AgentReclaim `json:"reclaim,omitempty"`
+	// Thresholds are the agent's thresholds, one per configured kubelet threshold, in the same order.
+	Thresholds []AgentThreshold `json:"thresholds"`
+	// ThresholdsMet are the signals the agent's thresholds put under pressure.
+	ThresholdsMet  []string `json:"thresholdsMet"`
+	NodeConditions []string `json:"nodeConditions"`
+	// ActedOn is the agent's threshold that drives eviction.
+	ActedOn string `json:"actedOn,omitempty"`
+	// Target is how much the agent would reclaim (policy pressure; nil when nothing is to be evicted).
+	Target *AgentTarget `json:"target,omitempty"`
+	// Credits are the terminating pods whose usage the agent counts as available again.
+	Credits []AgentCredit `json:"credits,omitempty"`
+	// Victims are the pods the agent would evict at one sync, in order.
+	Victims []AgentVictim `json:"victims"`
+	// Walk is every pod the agent ranked, in the kubelet's rank order, with what it does with it.
+	Walk []AgentPod `json:"walk,omitempty"`
+	// Differences are the decisions where pressure-agent and the kubelet disagree, and why.
 	Differences []string `json:"differences"`
+	// Notes are assumptions of the prediction.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// AgentThreshold is one of the agent's thresholds next to the kubelet's.
+type AgentThreshold struct {
+	Signal string `json:"signal"`
+	// Kubelet is the kubelet's threshold as configured ("memory.available<100Mi").
+	Kubelet string `json:"kubelet"`
+	Hard    bool   `json:"hard"`
+	// Known is false when the signal is not observed (the threshold is then never met).
+	Known bool `json:"known"`
+	// KubeletResolved is the kubelet's threshold amount, Headroom what the agent adds (as configured:
+	// "256Mi", "5%"; empty for soft thresholds and policy kubelet), Resolved the agent's threshold.
+	KubeletResolved string `json:"kubeletResolved,omitempty"`
+	Headroom        string `json:"headroom,omitempty"`
+	Resolved        string `json:"resolved,omitempty"`
+	// MinReclaim is the agent's minimum reclaim (the kubelet's, or 100Mi on byte thresholds without one).
+	MinReclaim string `json:"minReclaim,omitempty"`
+	// FiresAbove is the usage above which the agent's threshold is met (capacity − Resolved).
+	FiresAbove string `json:"firesAbove,omitempty"`
+	Met        bool   `json:"met"`
+
+	sig                           signal.Signal
+	kubeletV, resolvedV, reclaimV int64
+}
+
+// AgentTarget is how much the acted-on signal must gain: its threshold plus minimum reclaim (Goal)
+// minus what is available (Available, counting credited pods); at most MaxPods pods per sync.
+type AgentTarget struct {
+	Signal    string `json:"signal"`
+	Available string `json:"available"`
+	Goal      string `json:"goal"`
+	Need      string `json:"need"`
+	MaxPods   int    `json:"maxPods"`
+
+	sig                   signal.Signal
+	available, goal, need int64
+}
+
+// AgentCredit is a terminating pod whose usage counts as available again.
+type AgentCredit struct {
+	Pod     string `json:"pod"`
+	Memory  string `json:"memory"`
+	Threads string `json:"threads,omitempty"`
+	Why     string `json:"why"`
+
+	memory int64
+}
+
+// AgentVictim is one pod the agent would evict.
+type AgentVictim struct {
+	Pod string `json:"pod"`
+	UID string `json:"uid"`
+	// Rank is the pod's place in the kubelet's ranking.
+	Rank int `json:"rank"`
+	// Frees is what evicting it is expected to release of the acted-on signal ("" when unknown).
+	Frees              string `json:"frees,omitempty"`
+	GracePeriodSeconds int64  `json:"gracePeriodSeconds"`
+	Why                string `json:"why"`
+
+	release policy.Release
+}
+
+// AgentPod is one ranked pod and what the agent does with it.
+type AgentPod struct {
+	Pod   string `json:"pod"`
+	Rank  int    `json:"rank"`
+	Frees string `json:"frees,omitempty"`
+	// Action is "evict" or "skip"; Reason says why a pod is skipped.
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+
+	release policy.Release
 }

@@ -8,32 +8,49 @@ import (
 
 func (p *printer) kubelet(k Kubelet) {
 	p.section("KUBELET: what the kubelet v1.36 would do if the pressure persisted")
-	if len(k.ThresholdsMet) == 0 {
+	local, ranked := splitLocal(k.EvictionOrder)
+	if len(k.ThresholdsMet) == 0 && len(local) == 0 {
 		p.notes(k.Notes)
 		return
 	}
-	p.table([][]string{
-		{"thresholds met:", strings.Join(k.ThresholdsMet, ", ")},
-		{"node conditions:", strings.Join(k.NodeConditions, ", ")},
-		{"resource to reclaim:", k.ResourceToReclaim + " (acting on " + k.ActedOn + ")"},
-		{"ranking keys:", strings.Join(k.Ranking, ", ")},
-	})
-	if len(k.EvictionOrder) > 0 {
-		p.printf("\n")
-		p.order(k)
-		p.whys(k.EvictionOrder)
-		p.firstVictim(k.EvictionOrder)
+	var rows [][]string
+	if len(local) > 0 {
+		rows = append(rows, []string{"local storage:", localHeader(local)})
 	}
+	if len(k.ThresholdsMet) == 0 {
+		rows = append(rows, []string{"thresholds met:", "none"})
+	} else {
+		rows = append(rows, [][]string{
+			{"thresholds met:", strings.Join(k.ThresholdsMet, ", ")},
+			{"node conditions:", strings.Join(k.NodeConditions, ", ")},
+			{"resource to reclaim:", k.ResourceToReclaim + " (acting on " + k.ActedOn + ")"},
+			{"ranking keys:", strings.Join(k.Ranking, ", ")},
+		}...)
+	}
+	p.table(rows)
+	p.localOrder(local)
+	if len(ranked) > 0 {
+		p.printf("\n")
+		if len(local) > 0 {
+			p.printf("  Then the threshold ranking of the other pods:\n")
+		}
+		p.order(k, ranked, len(local))
+	}
+	p.whys(k.EvictionOrder)
+	p.localMessages(local)
+	p.firstVictim(ranked, len(local) > 0)
 	p.notes(k.Notes)
 }
 
-func (p *printer) order(k Kubelet) {
+func (p *printer) order(k Kubelet, vs []Victim, n int) {
 	t := [][]string{{"#", "POD", "QOS", "PRIORITY", "USAGE", "REQUEST", "USAGE−REQUEST", "STATS AGE", "BEFORE NEXT BY", "NOTE"}}
-	n := 0
-	for _, v := range k.EvictionOrder {
+	for _, v := range vs {
 		num, note := "-", ""
 		if v.Critical {
 			note = "critical, never evicted (" + v.CriticalReason + ")"
+			if v.LocalStorage != nil {
+				note += "; over its " + v.LocalStorage.words()
+			}
 		} else {
 			n++
 			num = fmt.Sprint(n)
@@ -64,13 +81,17 @@ func (p *printer) whys(vs []Victim) {
 	}
 }
 
-func (p *printer) firstVictim(vs []Victim) {
+func (p *printer) firstVictim(vs []Victim, afterLocal bool) {
 	for _, v := range vs {
 		if v.Critical {
 			continue
 		}
-		p.printf("\n  First victim: %s, grace period %ds. The kubelet's message (pod status and Evicted event):\n    %q\n",
-			v.Pod, v.GracePeriodSeconds, v.Message)
+		first := "First victim"
+		if afterLocal {
+			first = "Then first by the ranking"
+		}
+		p.printf("\n  %s: %s, grace period %ds. The kubelet's message (pod status and Evicted event):\n    %q\n",
+			first, v.Pod, v.GracePeriodSeconds, v.Message)
 		return
 	}
 }
@@ -82,19 +103,5 @@ func (p *printer) notes(ns []string) {
 	p.printf("\n  Notes:\n")
 	for _, n := range ns {
 		p.prose("    ", "- ", n)
-	}
-}
-
-// pressure prints the section on pressure's own policy; nothing until that policy exists.
-func (p *printer) pressure(ps *Pressure) {
-	if ps == nil {
-		return
-	}
-	p.section("PRESSURE: where pressure's agent policy differs from the kubelet")
-	if len(ps.Differences) == 0 {
-		p.printf("  no differences\n")
-	}
-	for _, d := range ps.Differences {
-		p.printf("  - %s\n", d)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 // DefaultEventWindow is how long the deletions of one owner are collected into one Event.
@@ -47,7 +49,7 @@ type Controller struct {
 	opts     ControllerOptions
 	listed   Policy // what the API server filters for us (namespaces, label selector)
 	limiter  *rate.Limiter
-	owners   *ownerResolver
+	owners   *owner.Resolver
 	queue    workqueue.TypedRateLimitingInterface[string]
 	indexer  cache.Indexer
 	evidence *aggregator
@@ -73,7 +75,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 	c := &Controller{
 		opts:      opts,
 		limiter:   rate.NewLimiter(rate.Limit(opts.DeletionsPerSec), opts.Burst),
-		owners:    newOwnerResolver(opts.Client),
+		owners:    &owner.Resolver{Client: opts.Client},
 		handled:   map[string]struct{}{},
 		firstSeen: map[string]time.Time{},
 	}

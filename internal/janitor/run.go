@@ -30,13 +30,9 @@ type Options struct {
 	OnController func(*Controller)
 }
 
-// Run runs the janitor until ctx is done: servers, leader election (if enabled) and the
-// controller. It returns nil after a graceful shutdown, or an error (also when the lease is lost).
-func Run(ctx context.Context, cfg config.Config) error {
-	return RunWithOptions(ctx, cfg, Options{})
-}
-
-// RunWithOptions is Run with injected dependencies.
+// RunWithOptions runs the janitor until ctx is done, with the dependencies opts injects: servers,
+// leader election (if enabled) and the controller. It returns nil after a graceful shutdown, or an
+// error (also when the lease is lost).
 func RunWithOptions(ctx context.Context, cfg config.Config, opts Options) error {
 	opts, err := opts.withDefaults(cfg)
 	if err != nil {

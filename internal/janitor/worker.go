@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 func groupKey(p *PodInfo) string           { return "g/" + p.Namespace + "/" + p.Owner.UID }
@@ -176,12 +178,12 @@ func (c *Controller) waitToken(ctx context.Context) error {
 func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	p := &a.Pod
 	log := c.opts.Logger
-	owner, err := c.owners.resolve(ctx, p.Namespace, p.Owner)
+	workload, err := resolveOwner(ctx, c.owners, p.Namespace, p.Owner)
 	if err != nil {
 		c.opts.Metrics.observeError(p.Namespace, OpOwner)
 		log.Warn("resolve owner; the evidence names the nearest owner", "pod", p.Key(), "err", err)
 	}
-	rec := NewRecord(a, owner)
+	rec := NewRecord(a, workload)
 	msg := "deleting terminal pod"
 	if c.opts.DryRun {
 		msg = "dry-run: would delete terminal pod"
@@ -207,7 +209,16 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	}
 	c.opts.Metrics.observeDeleted(p, c.opts.DryRun)
 	if !c.opts.DryRun {
-		c.evidence.add(rec, owner, p)
+		c.evidence.add(rec, workload, p)
 	}
 	return nil
+}
+
+// resolveOwner returns the workload of a pod's controller reference (owner.Resolver: a ReplicaSet
+// owned by a Deployment resolves to the Deployment). On error it returns ref itself with the error, so
+// the evidence still names the nearest owner.
+func resolveOwner(ctx context.Context, r *owner.Resolver, namespace string, ref OwnerRef) (OwnerRef, error) {
+	got, err := r.Resolve(ctx, owner.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: namespace, Name: ref.Name,
+		UID: types.UID(ref.UID)})
+	return OwnerRef{APIVersion: got.APIVersion, Kind: got.Kind, Name: got.Name, UID: string(got.UID)}, err
 }

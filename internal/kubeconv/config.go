@@ -99,6 +99,12 @@ func checkKind(js []byte, name string) error {
 	return nil
 }
 
+// LocalStorageCapacityIsolation is the kubelet's localStorageCapacityIsolation: true unless the
+// configuration sets it to false (the v1beta1 default is true, and /configz always serializes it).
+func (k KubeletConfig) LocalStorageCapacityIsolation() bool {
+	return k.Config == nil || k.Config.LocalStorageCapacityIsolation == nil || *k.Config.LocalStorageCapacityIsolation
+}
+
 // ThresholdInput returns the eviction settings of the loaded configuration, with file or
 // /configz semantics according to k.Effective.
 func (k KubeletConfig) ThresholdInput() threshold.Input {

@@ -1,6 +1,7 @@
 package kubeconv
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,6 +97,9 @@ func TestCandidateRequestsAndQOS(t *testing.T) {
 			rank.QOSBurstable, 0, 0},
 		{"zero requests do not count for QoS",
 			pod("m", []corev1.Container{ctr("m", rl("memory", "0"), nil)}), rank.QOSBestEffort, 0, 0},
+		{"a request beyond int64 counts as the largest int64, not 0 (the kubelet compares it exactly)",
+			pod("n", []corev1.Container{ctr("n", rl("memory", "1e30", "ephemeral-storage", "1e30"), nil)}), rank.QOSBurstable,
+			math.MaxInt64, math.MaxInt64},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

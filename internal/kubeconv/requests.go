@@ -60,10 +60,10 @@ func requestQuantity(pod *corev1.Pod, name corev1.ResourceName) resource.Quantit
 	return q
 }
 
-// requestValue is requestQuantity rounded up to an integer (Quantity.Value).
+// requestValue is requestQuantity rounded up to an integer (Quantity.Value), saturated at the
+// largest int64 (rank.NewAmount).
 func requestValue(pod *corev1.Pod, name corev1.ResourceName) int64 {
-	q := requestQuantity(pod, name)
-	return q.Value()
+	return rank.NewAmount(requestQuantity(pod, name)).Value
 }
 
 // ephemeralStorageLimit mirrors PodLimits(pod, {})[ephemeral-storage] as the kubelet's

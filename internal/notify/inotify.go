@@ -17,7 +17,7 @@ type FileWatch struct {
 	Path string
 
 	fd   int
-	loop *loop
+	loop *epollSet
 	once sync.Once
 }
 
@@ -31,7 +31,7 @@ func WatchFile(path string) (*FileWatch, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("inotify_add_watch %s: %w", path, err)
 	}
-	l, err := newLoop()
+	l, err := newEpollSet()
 	if err != nil {
 		unix.Close(fd)
 		return nil, err

@@ -33,7 +33,7 @@ type MemcgThreshold struct {
 
 	once      sync.Once
 	mu        sync.Mutex
-	loop      *loop
+	loop      *epollSet
 	usage     *os.File
 	efd       int // current eventfd, -1 when unarmed
 	threshold uint64
@@ -48,7 +48,7 @@ func NewMemcgThreshold(dir string) (*MemcgThreshold, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memcg threshold: %w", err)
 	}
-	l, err := newLoop()
+	l, err := newEpollSet()
 	if err != nil {
 		usage.Close()
 		return nil, err

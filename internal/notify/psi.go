@@ -29,7 +29,7 @@ type PSITrigger struct {
 	Spec string // what was written, e.g. "some 150000 2000000"
 
 	fd   int
-	loop *loop
+	loop *epollSet
 	once sync.Once
 }
 
@@ -54,7 +54,7 @@ func ArmPSI(path, kind string, stall, window time.Duration) (*PSITrigger, error)
 		unix.Close(fd)
 		return nil, fmt.Errorf("write %q to %s: %s (%s): %w: %w", spec, path, unix.ErrnoName(errnoOf(err)), hint(err), ErrTriggerRejected, err)
 	}
-	l, err := newLoop()
+	l, err := newEpollSet()
 	if err != nil {
 		unix.Close(fd)
 		return nil, err

@@ -1,6 +1,8 @@
 package rank
 
 import (
+	"math"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -129,20 +131,45 @@ type Amount struct {
 	Value int64
 	// Format is the quantity's format; "" means BinarySI.
 	Format resource.Format
+	// Fraction is the quantity as the kubelet prints it when it is not a whole number ("500m" for 0.5,
+	// which the API accepts for ephemeral-storage); Value is then rounded up. "" for a whole number.
+	Fraction string
 }
 
-// NewAmount returns the Amount of q (value rounded up to an integer, as Quantity.Value does).
+// NewAmount returns the Amount of q (value rounded up to an integer, as Quantity.Value does, and the
+// exact text when that rounded), saturated at math.MaxInt64: Quantity.Value reads a decimal beyond
+// int64 (1e30) as 0, while the kubelet compares the quantity exactly.
 func NewAmount(q resource.Quantity) Amount {
-	return Amount{Value: q.Value(), Format: q.Format}
+	a := Amount{Value: q.Value(), Format: q.Format}
+	if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.DecimalSI)) >= 0 {
+		a.Value = math.MaxInt64
+		return a
+	}
+	if q.Cmp(*resource.NewQuantity(a.Value, q.Format)) != 0 {
+		a.Fraction = q.String()
+	}
+	return a
 }
 
 // String prints the amount as the kubelet would print the corresponding resource.Quantity.
 func (a Amount) String() string {
+	if a.Fraction != "" {
+		return a.Fraction
+	}
 	f := a.Format
 	if f == "" {
 		f = resource.BinarySI
 	}
 	return resource.NewQuantity(a.Value, f).String()
+}
+
+// ExceededBy reports whether the whole number used is above the amount, as the kubelet's
+// Quantity.Cmp(used) < 0: for a fraction rounded up to Value, used >= Value.
+func (a Amount) ExceededBy(used int64) bool {
+	if a.Fraction != "" {
+		return used >= a.Value
+	}
+	return used > a.Value
 }
 
 // Int64 returns a pointer to v, for building Candidate literals.

@@ -92,15 +92,6 @@ func Rank(sig signal.Signal, layout signal.FilesystemLayout, cands []Candidate) 
 	return r
 }
 
-// Order returns the UIDs in ranked order.
-func (r Ranking) Order() []string {
-	out := make([]string, len(r.Entries))
-	for i, e := range r.Entries {
-		out[i] = e.Candidate.UID
-	}
-	return out
-}
-
 // comparator compares two entries for one key: negative when a ranks first.
 type comparator struct {
 	key   Key

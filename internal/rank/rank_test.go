@@ -4,11 +4,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/signal"
 )
 
-const mi = 1 << 20
+const (
+	mi = 1 << 20
+	gi = 1 << 30
+)
 
 var u = signal.Uint64
 
@@ -189,6 +193,33 @@ func TestAmountPrintsLikeTheKubelet(t *testing.T) {
 	for _, tc := range tests {
 		if got := tc.a.String(); got != tc.want {
 			t.Errorf("Amount%+v.String() = %q, want %q", tc.a, got, tc.want)
+		}
+	}
+}
+
+func TestAmountOfAFractionKeepsTheKubeletsTextAndComparison(t *testing.T) {
+	// The API accepts ephemeral-storage limits such as "1500m" (1.5 bytes); the kubelet prints them as
+	// written and compares exactly: 2 bytes exceed 1.5, where the rounded-up Value 2 would not.
+	tests := []struct {
+		quantity string
+		text     string
+		value    int64
+		exceeded map[int64]bool
+	}{
+		{"1500m", "1500m", 2, map[int64]bool{1: false, 2: true}},
+		{"0.5", "500m", 1, map[int64]bool{0: false, 1: true}},
+		{"1Gi", "1Gi", gi, map[int64]bool{gi: false, gi + 1: true}},
+		{"500M", "500M", 500000000, map[int64]bool{500000000: false, 500000001: true}},
+	}
+	for _, tc := range tests {
+		a := NewAmount(resource.MustParse(tc.quantity))
+		if a.String() != tc.text || a.Value != tc.value {
+			t.Errorf("NewAmount(%s) = %+v printing %q, want value %d printing %q", tc.quantity, a, a.String(), tc.value, tc.text)
+		}
+		for used, want := range tc.exceeded {
+			if got := a.ExceededBy(used); got != want {
+				t.Errorf("NewAmount(%s).ExceededBy(%d) = %v, want %v", tc.quantity, used, got, want)
+			}
 		}
 	}
 }

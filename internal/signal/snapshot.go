@@ -16,6 +16,10 @@ type Snapshot struct {
 	PSI []Pressure
 	// Filesystems describes the node's disk layout as observed.
 	Filesystems FilesystemLayout
+	// NodeMemory and PodsMemory are the reclaim fields of the node's memory.stat (the root cgroup, with
+	// the node's workingset counters) and of the pods cgroup's; nil when not read (the kubelet's Summary
+	// API has neither).
+	NodeMemory, PodsMemory *MemoryStat
 }
 
 // Signals returns the observed signals sorted by name.
@@ -45,8 +49,13 @@ type PodStats struct {
 	Time time.Time
 	// MemoryWorkingSet is the pod cgroup's working set in bytes (usage - inactive_file).
 	MemoryWorkingSet *uint64
-	// ProcessCount is the number of processes in the pod.
+	// Memory is the reclaim part of the pod cgroup's memory.stat; nil when not read.
+	Memory *MemoryStat
+	// ProcessCount is the number of processes in the pod (what the kubelet ranks by for pid.available).
 	ProcessCount *uint64
+	// ThreadCount is the number of threads (tasks) in the pod: what evicting it frees of pid.available,
+	// which counts threads. Nil when not measured (the kubelet's Summary API has no such field).
+	ThreadCount *uint64
 	// EphemeralStorageUsed and EphemeralStorageInodes are the pod's total ephemeral-storage usage
 	// (container rootfs + logs + ephemeral volumes + pod logs + etc-hosts) as the kubelet computes it.
 	EphemeralStorageUsed   *uint64

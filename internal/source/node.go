@@ -74,7 +74,31 @@ func (n *Node) memory(s *signal.Snapshot, now time.Time) error {
 	errs = append(errs, err)
 	psi, err := n.Cgroup.Pressure(now)
 	s.PSI = append(s.PSI, psi...)
-	errs = append(errs, err)
+	errs = append(errs, err, n.memoryStats(s))
+	return errors.Join(errs...)
+}
+
+// memoryStats reads the reclaim fields of the node's and the pods cgroup's memory.stat; the node's
+// workingset counters the root memory.stat lacks (cgroup v1: workingset_activate) come from /proc/vmstat.
+func (n *Node) memoryStats(s *signal.Snapshot) error {
+	var errs []error
+	if ms, err := n.Cgroup.NodeMemoryStat(); err != nil {
+		errs = append(errs, err)
+	} else {
+		if vm, err := n.Proc.Vmstat(); err != nil {
+			errs = append(errs, fmt.Errorf("node workingset counters: %w", err))
+		} else {
+			ms = cgroupfs.WithVmstat(ms, vm)
+		}
+		s.NodeMemory = &ms
+	}
+	if ms, err := n.Cgroup.PodsMemoryStat(); expectedAbsence(err) {
+		// no pods cgroup
+	} else if err != nil {
+		errs = append(errs, err)
+	} else {
+		s.PodsMemory = &ms
+	}
 	return errors.Join(errs...)
 }
 

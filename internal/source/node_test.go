@@ -52,6 +52,36 @@ func TestSnapshotOfV2SystemdFixture(t *testing.T) {
 	if d := cmp.Diff(scopes, []string{"kubepods.slice/memory", "node/cpu", "node/io", "node/memory"}); d != "" {
 		t.Errorf("PSI order (-got +want):\n%s", d)
 	}
+	if s.PodsMemory == nil || s.PodsMemory.ActiveFile == nil || *s.PodsMemory.ActiveFile != 0 || *s.PodsMemory.InactiveFile != 256<<20 {
+		t.Errorf("PodsMemory = %+v, want kubepods.slice's memory.stat (inactive_file 256Mi)", s.PodsMemory)
+	}
+	if p := s.Pods["66666666-7777-8888-9999-aaaaaaaaaaaa"]; p.Memory == nil || p.Memory.Dirty == nil || *p.Memory.Dirty != 100<<20/16 {
+		t.Errorf("pod memory.stat = %+v, want file_dirty 100Mi/16", p.Memory)
+	}
+}
+
+// TestNodeMemoryStatTakesMissingWorkingsetCountersFromVmstat: the v1 root memory.stat has no
+// workingset_activate, so the node's comes from /proc/vmstat; its own refault counter is kept.
+func TestNodeMemoryStatTakesMissingWorkingsetCountersFromVmstat(t *testing.T) {
+	n := &source.Node{
+		Proc:   procfs.NewReader("procfs/testdata/proc-k6.18.44"),
+		Cgroup: &cgroupfs.Reader{Layout: layout(t, "cgroupfs/testdata/cgroupv1-cgroupfs")},
+	}
+	s, err := n.Snapshot(now)
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	m := s.NodeMemory
+	if m == nil || m.WorkingsetActivateFile == nil || *m.WorkingsetActivateFile != 272954 {
+		t.Fatalf("NodeMemory = %+v, want workingset_activate_file 272954 from vmstat", m)
+	}
+	if *m.WorkingsetRefaultFile != 110870 || *m.ActiveFile != 2277781504 {
+		t.Errorf("NodeMemory refaults %d, active_file %d; want the root memory.stat's 110870 and 2277781504",
+			*m.WorkingsetRefaultFile, *m.ActiveFile)
+	}
+	if s.PodsMemory == nil || s.PodsMemory.WorkingsetActivateFile != nil {
+		t.Errorf("PodsMemory = %+v, want read, without workingset_activate (v1 has none per cgroup)", s.PodsMemory)
+	}
 }
 
 func TestSnapshotKeepsWhatItCouldRead(t *testing.T) {

@@ -83,7 +83,7 @@ func Allocatable(capacity map[string]int64, cfg Config) (NodeAllocatable, error)
 	var hugepages int64
 	for name, v := range capacity {
 		if strings.HasPrefix(name, hugepagesPrefix) {
-			hugepages += v
+			hugepages = addSat(hugepages, v)
 		}
 	}
 	out := NodeAllocatable{PodsEnforced: cfg.PodsEnforced()}
@@ -92,7 +92,7 @@ func Allocatable(capacity map[string]int64, cfg Config) (NodeAllocatable, error)
 		r := ResourceAllocation{Resource: name, Capacity: capacity[name],
 			KubeReserved: reserved(cfg.KubeReserved, name), SystemReserved: reserved(cfg.SystemReserved, name),
 			HardEviction: eviction[name]}
-		reservation := r.KubeReserved + r.SystemReserved + r.HardEviction
+		reservation := addSat(addSat(r.KubeReserved, r.SystemReserved), r.HardEviction)
 		if reservation > r.Capacity {
 			problems = append(problems, fmt.Sprintf("Resource %q has a reservation of %v but capacity of %v.",
 				name, r.Format(reservation), r.Format(r.Capacity)))
@@ -104,7 +104,7 @@ func Allocatable(capacity map[string]int64, cfg Config) (NodeAllocatable, error)
 		}
 		r.PodsCgroupLimit = r.Capacity
 		if out.PodsEnforced {
-			r.PodsCgroupLimit = max(0, r.Capacity-r.SystemReserved-r.KubeReserved)
+			r.PodsCgroupLimit = max(0, r.Capacity-addSat(r.SystemReserved, r.KubeReserved))
 		}
 		out.Resources = append(out.Resources, r)
 	}
@@ -138,10 +138,7 @@ func reserved(m map[string]resource.Quantity, name string) int64 {
 	if !ok {
 		return 0
 	}
-	if name == ResourceCPU {
-		return q.MilliValue()
-	}
-	return q.Value()
+	return Amount(q, name == ResourceCPU)
 }
 
 func sortedResourceNames(m map[string]int64) []string {
@@ -151,19 +148,4 @@ func sortedResourceNames(m map[string]int64) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// FiringUsage returns the usage (capacity − available) above which t is met on a resource of the
-// given capacity: capacity − resolved threshold. Used to explain "memory.available<100Mi fires
-// when usage exceeds 15.9Gi".
-func FiringUsage(t Threshold, capacity int64) int64 {
-	return capacity - t.Value.Resolve(capacity)
-}
-
-// PercentOf returns v as a percentage of capacity (0 when capacity is 0).
-func PercentOf(v, capacity int64) float64 {
-	if capacity == 0 {
-		return 0
-	}
-	return float64(v) / float64(capacity) * 100
 }

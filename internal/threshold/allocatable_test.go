@@ -2,9 +2,11 @@ package threshold
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 const (
@@ -110,4 +112,46 @@ func TestAllocatableReservationAboveCapacity(t *testing.T) {
 	if m, _ := got.Get("memory"); m.Allocatable != 0 {
 		t.Errorf("allocatable = %d, want 0 alongside the error", m.Allocatable)
 	}
+}
+
+// TestHugeQuantitiesSaturateInsteadOfWrapping: quantities beyond int64 (1e30, or a sum of values near
+// the int64 limit) count as the largest int64, never as 0 or a wrapped negative number, so that a
+// reservation the kubelet refuses is refused here too.
+func TestHugeQuantitiesSaturateInsteadOfWrapping(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{
+		{"kubeReserved 1e30", Input{KubeReserved: map[string]string{"memory": "1e30"}}},
+		{"kubeReserved 99999999Ei plus the default hard threshold", Input{KubeReserved: map[string]string{"memory": "99999999Ei"}}},
+		{"kubeReserved and systemReserved near the int64 limit", Input{KubeReserved: map[string]string{"memory": "5Ei"},
+			SystemReserved: map[string]string{"memory": "5Ei"}}},
+		{"hard threshold 1e30", Input{EvictionHard: map[string]string{"memory.available": "1e30"}, EvictionHardSet: true}},
+		{"cpu kubeReserved 99999999Ei", Input{KubeReserved: map[string]string{"cpu": "99999999Ei"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mustConfig(t, tc.in)
+			got, err := Allocatable(map[string]int64{"memory": 16 * gib, "cpu": 4000}, cfg)
+			if !errors.Is(err, ErrInvalidAllocatable) {
+				t.Errorf("err = %v, want the kubelet's refusal (reservation above capacity)", err)
+			}
+			for _, r := range got.Resources {
+				if r.Allocatable < 0 || r.PodsCgroupLimit < 0 || r.KubeReserved < 0 || r.HardEviction < 0 {
+					t.Errorf("%s: negative amount in %+v", r.Resource, r)
+				}
+			}
+		})
+	}
+	if v := (Value{Quantity: ptrQuantity(t, "1e30")}).Resolve(0); v != math.MaxInt64 {
+		t.Errorf("1e30 resolves to %d, want %d", v, int64(math.MaxInt64))
+	}
+}
+
+func ptrQuantity(t *testing.T, s string) *resource.Quantity {
+	t.Helper()
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &q
 }

@@ -95,13 +95,3 @@ func TestFormat(t *testing.T) {
 		})
 	}
 }
-
-func TestFiringUsage(t *testing.T) {
-	th := mustParse(t, "memory.available", "100Mi")
-	if got, want := FiringUsage(th, 16384<<20), int64(16284<<20); got != want {
-		t.Errorf("FiringUsage = %d, want %d", got, want)
-	}
-	if got := PercentOf(50, 200); got != 25 {
-		t.Errorf("PercentOf(50, 200) = %v, want 25", got)
-	}
-}

@@ -1,6 +1,7 @@
 package threshold
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -30,9 +31,35 @@ type Value struct {
 // GetThresholdQuantity (10% of 100Gi = 10737418400 because 0.1 is a float32).
 func (v Value) Resolve(capacity int64) int64 {
 	if v.Quantity != nil {
-		return v.Quantity.Value()
+		return Amount(*v.Quantity, false)
 	}
 	return int64(float64(capacity) * float64(v.Percentage))
+}
+
+// Amount returns q as an int64, in thousandths when milli (cpu), saturated at math.MaxInt64: the
+// kubelet compares such quantities exactly (a reservation of 1e30 exceeds every capacity), while
+// Quantity.Value returns 0 for values beyond int64 that it keeps as decimals (1e30) and MilliValue
+// wraps (99999999Ei of cpu).
+func Amount(q resource.Quantity, milli bool) int64 {
+	limit := resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+	if milli {
+		limit = resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	}
+	if q.Cmp(*limit) >= 0 {
+		return math.MaxInt64
+	}
+	if milli {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// addSat adds two non-negative amounts, saturating at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // IsPercentage reports whether the value is a fraction of capacity.

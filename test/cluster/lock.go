@@ -100,7 +100,7 @@ func acquireLock(ctx context.Context, path string, progress func(string), every 
 	}
 	if h, ok := readHolder(f); ok && h.Detached {
 		f.Close()
-		return nil, fmt.Errorf("node lock %s: %w (it never releases it by itself): %s", path, ErrNodeLockedByDetachedCluster, describeHolder(path, h, ok))
+		return nil, detachedError(path, h)
 	}
 	start := time.Now()
 	progress(fmt.Sprintf("waiting for the node lock %s: %s", path, describeFile(path, f)))
@@ -172,4 +172,34 @@ func WaitNodeLock(ctx context.Context, path string, progress func(string), every
 		return err
 	}
 	return f.Close()
+}
+
+// CheckNodeLock says, without waiting, who holds the lock at path: "" when nobody does (the lock is
+// left free), the holder's description when a test run does, and ErrNodeLockedByDetachedCluster when a
+// detached cluster does (waiting for it would be waiting forever). `make test` calls it first, before
+// its minute of lint (hack/cluster.sh node-lock --check).
+func CheckNodeLock(path string) (string, error) {
+	f, ok, err := tryLock(path)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return "", f.Close()
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("open node lock: %w", err)
+	}
+	defer f.Close()
+	h, known := readHolder(f)
+	if known && h.Detached {
+		return "", detachedError(path, h)
+	}
+	return describeHolder(path, h, known), nil
+}
+
+// detachedError is the error of a node lock held by the detached cluster h.
+func detachedError(path string, h LockHolder) error {
+	return fmt.Errorf("node lock %s: %w (it never releases it by itself): %s", path, ErrNodeLockedByDetachedCluster,
+		describeHolder(path, h, true))
 }

@@ -180,3 +180,37 @@ func TestStaleHolderRecordIsNotBelieved(t *testing.T) {
 		t.Errorf("describe %q: want the unknown-holder line", d)
 	}
 }
+
+// TestCheckSaysWhoHoldsTheLockWithoutWaiting: make test checks the lock before its minute of lint:
+// a detached cluster fails at once, a test run is named (the tests will wait for it, saying so), and a
+// free lock is left free.
+func TestCheckSaysWhoHoldsTheLockWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	free := filepath.Join(dir, "free.lock")
+	if held, err := CheckNodeLock(free); err != nil || held != "" {
+		t.Errorf("free lock: %q, %v; want nothing", held, err)
+	}
+	if f, ok, err := tryLock(free); err != nil || !ok {
+		t.Errorf("the check left the free lock held (%v, %v)", ok, err)
+	} else {
+		f.Close()
+	}
+
+	busy := filepath.Join(dir, "busy.lock")
+	pid, _ := startHolder(t, busy, false)
+	start := time.Now()
+	held, err := CheckNodeLock(busy)
+	if err != nil || !strings.Contains(held, fmt.Sprintf("pid %d", pid)) || !strings.Contains(held, "lock-holder-under-test") {
+		t.Errorf("lock held by a test run: %q, %v; want its pid and command", held, err)
+	}
+
+	detached := filepath.Join(dir, "detached.lock")
+	startHolder(t, detached, true)
+	if _, err := CheckNodeLock(detached); !errors.Is(err, ErrNodeLockedByDetachedCluster) ||
+		!strings.Contains(err.Error(), "make demo-down") {
+		t.Errorf("lock held by a detached cluster: %v, want ErrNodeLockedByDetachedCluster with how to stop it", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the checks took %s: they must not wait", d)
+	}
+}

@@ -108,4 +108,15 @@ func TestRenderedManifestsPassServerSideDryRunApply(t *testing.T) {
 			t.Logf("%d objects accepted by the API server (dry run)", len(objs))
 		})
 	}
+	// The install an operator types: helm validates the values against values.schema.json before it
+	// sends anything, so a typo (agent.dryrun for agent.dryRun, which would leave the agent evicting)
+	// fails the install; the correct value passes the API server's dry run.
+	install := []string{"install", releaseName, chartDir(t), "--namespace", releaseNS, "--kubeconfig", cp.Kubeconfig(), "--dry-run=server"}
+	if out, err := tryHelm(t, append(install, "--set", "agent.dryRun=true")...); err != nil {
+		t.Errorf("helm install --dry-run=server --set agent.dryRun=true: %v\n%s", err, out)
+	}
+	if _, err := tryHelm(t, append(install, "--set", "agent.dryrun=true")...); err == nil ||
+		!strings.Contains(err.Error(), "at '/agent': additional properties 'dryrun' not allowed") {
+		t.Errorf("helm install --dry-run=server --set agent.dryrun=true: %v, want the schema's refusal of the typo", err)
+	}
 }

@@ -5,18 +5,21 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/owner"
 )
 
 // TestAgentMayWriteOnlyItsOwnNodesAvoidances: with a token bound to its pod on node A, the agent may
@@ -34,20 +37,20 @@ func TestAgentMayWriteOnlyItsOwnNodesAvoidances(t *testing.T) {
 	uid := "0b7e6a52-2c5c-4a0e-9d6e-1f6f3c2b9a11"
 	data := map[string]string{uid: "2026-12-01T10:00:00Z"}
 	apply := func(client kubernetes.Interface, name, node string, data map[string]string) error {
-		cm := corev1ac.ConfigMap(name, releaseNS).WithLabels(map[string]string{actuate.AvoidanceLabel: "true"}).
-			WithAnnotations(map[string]string{actuate.AvoidanceNodeAnnotation: node}).WithData(data)
-		_, err := client.CoreV1().ConfigMaps(releaseNS).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: actuate.AvoidanceFieldManager, Force: true})
+		cm := corev1ac.ConfigMap(name, releaseNS).WithLabels(map[string]string{loopbreaker.AvoidanceLabel: "true"}).
+			WithAnnotations(map[string]string{loopbreaker.AvoidanceNodeAnnotation: node}).WithData(data)
+		_, err := client.CoreV1().ConfigMaps(releaseNS).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: loopbreaker.AvoidanceFieldManager, Force: true})
 		return err
 	}
 	waitFor(t, "avoidance policy in force", 60*time.Second, func() error {
 		return errContains(apply(a, avoidPrefix+"node-b", "node-b", data), msgAvoidName)
 	})
-	params := &actuate.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-a"}
-	allowed(t, "agent A publishes A's avoidances (AvoidanceParams)", params.Write(ctx, []actuate.Avoidance{
-		{Owner: actuate.Owner{Kind: "ReplicaSet", Name: "web", UID: types.UID(uid)}, Until: time.Now().Add(time.Minute)}}))
+	params := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-a"}
+	allowed(t, "agent A publishes A's avoidances (AvoidanceParams)", params.Write(ctx, []loopbreaker.Avoidance{
+		{Owner: owner.Ref{Kind: "ReplicaSet", Name: "web", UID: types.UID(uid)}, Until: time.Now().Add(time.Minute)}}))
 	allowed(t, "agent A empties A's avoidances", params.Write(ctx, nil))
 	forbidden(t, "agent A writes B's ConfigMap", apply(a, avoidPrefix+"node-b", "node-b", data), msgAvoidName)
-	otherParams := &actuate.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-b"}
+	otherParams := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-b"}
 	forbidden(t, "agent A publishes avoidances for B (AvoidanceParams)", otherParams.Write(ctx, nil), msgAvoidName)
 	forbidden(t, "agent A names node B in its own ConfigMap", apply(a, avoidPrefix+"node-a", "node-b", data), msgAvoidNode)
 	forbidden(t, "agent A writes the agent's configuration ConfigMap", apply(a, "pressure-agent", "node-a", data), msgAvoidName)
@@ -55,6 +58,18 @@ func TestAgentMayWriteOnlyItsOwnNodesAvoidances(t *testing.T) {
 		apply(a, avoidPrefix+"node-a", "node-a", map[string]string{"config.yaml": "x"}), msgAvoidData)
 	forbidden(t, "unbound agent token writes A's ConfigMap", apply(unbound, avoidPrefix+"node-a", "node-a", data), msgUnbound)
 	allowed(t, "cluster admin is not matched by the policy", apply(c, avoidPrefix+"node-b", "node-b", data))
+
+	// The ConfigMap the agent wrote is owned by its Node: a deleted node leaves no avoidance behind.
+	if err := c.CoreV1().Nodes().Delete(ctx, "node-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node-a's avoidance ConfigMap garbage-collected with the node", 60*time.Second, func() error {
+		_, err := c.CoreV1().ConfigMaps(releaseNS).Get(ctx, avoidPrefix+"node-a", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("configmap still there (err %v)", err)
+	})
 }
 
 // TestAvoidancePolicyAddsTheNodeToEveryTermOfListedControllersOnly creates pods in dry-run against the
@@ -68,7 +83,7 @@ func TestAvoidancePolicyAddsTheNodeToEveryTermOfListedControllersOnly(t *testing
 	ctx := context.Background()
 	const rs, ds, other = "0b7e6a52-0000-4000-8000-000000000001", "0b7e6a52-0000-4000-8000-000000000002", "0b7e6a52-0000-4000-8000-000000000003"
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: avoidPrefix + "node-a", Namespace: releaseNS,
-		Labels: map[string]string{actuate.AvoidanceLabel: "true"}, Annotations: map[string]string{actuate.AvoidanceNodeAnnotation: "node-a"}},
+		Labels: map[string]string{loopbreaker.AvoidanceLabel: "true"}, Annotations: map[string]string{loopbreaker.AvoidanceNodeAnnotation: "node-a"}},
 		Data: map[string]string{rs: "2099-01-01T00:00:00Z", ds: "2099-01-01T00:00:00Z"}}
 	if _, err := c.CoreV1().ConfigMaps(releaseNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,9 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster"
 )
 
@@ -65,7 +68,7 @@ func waitForAvoidancePolicy(t *testing.T, c kubernetes.Interface) {
 	ctx := context.Background()
 	const owner = "5e471e17-0000-4000-8000-000000000000"
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: avoidPrefix + "sentinel", Namespace: releaseNS,
-		Labels: map[string]string{actuate.AvoidanceLabel: "true"}, Annotations: map[string]string{actuate.AvoidanceNodeAnnotation: "sentinel"}},
+		Labels: map[string]string{loopbreaker.AvoidanceLabel: "true"}, Annotations: map[string]string{loopbreaker.AvoidanceNodeAnnotation: "sentinel"}},
 		Data: map[string]string{owner: "2099-01-01T00:00:00Z"}}
 	if _, err := c.CoreV1().ConfigMaps(releaseNS).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -123,10 +126,15 @@ func avoidPodSpec() corev1.PodSpec {
 
 func deployment(t *testing.T, c kubernetes.Interface, name string, replicas int32) {
 	t.Helper()
+	deploymentOf(t, c, name, replicas, avoidPodSpec())
+}
+
+func deploymentOf(t *testing.T, c kubernetes.Interface, name string, replicas int32, spec corev1.PodSpec) {
+	t.Helper()
 	sel := map[string]string{"app": name}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workload},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: avoidPodSpec()}}}
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: spec}}}
 	if _, err := c.AppsV1().Deployments(workload).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -197,19 +205,19 @@ func avoided(p corev1.Pod) []string {
 type agentOn struct {
 	node    string
 	client  kubernetes.Interface
-	ledger  *actuate.PersistentLedger
+	ledger  *loopbreaker.PersistentLedger
 	ladder  *actuate.Ladder
 	breaker *agent.Breaker
 }
 
-func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p actuate.LedgerPolicy) *agentOn {
+func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p loopbreaker.LedgerPolicy) *agentOn {
 	t.Helper()
 	c := admin(t, cp)
 	pod := createPod(t, c, releaseNS, "agent-"+node, node, agentSA)
 	a := &agentOn{node: node, client: tokenClient(t, cp, releaseNS, agentSA, pod)}
 	ctx := context.Background()
-	params := &actuate.AvoidanceParams{Client: a.client, Namespace: releaseNS, Prefix: avoidPrefix, Node: node}
-	l, err := actuate.LoadLedger(ctx, &actuate.NodeAnnotationStore{Client: a.client, Node: node}, p, params)
+	params := &loopbreaker.AvoidanceParams{Client: a.client, Namespace: releaseNS, Prefix: avoidPrefix, Node: node}
+	l, err := loopbreaker.LoadLedger(ctx, &loopbreaker.NodeAnnotationStore{Client: a.client, Node: node}, p, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,10 +227,9 @@ func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p actuate.L
 	a.ledger = l
 	a.ladder = &actuate.Ladder{Evictor: &actuate.Evictor{Client: a.client}, Ledger: l, Events: events, Clock: clock.RealClock{},
 		Config: actuate.LadderConfig{AvoidanceSettle: actuate.DefaultAvoidanceSettle}}
-	a.breaker = &agent.Breaker{Ledger: l, Tainter: &actuate.Tainter{Client: a.client, Node: node}, Events: events,
-		Hysteresis: time.Second}
+	a.breaker = &agent.Breaker{Ledger: l, Tainter: &loopbreaker.Tainter{Client: a.client, Node: node}, Events: events}
 	// The agent's first sync publishes the node's (empty) avoidances.
-	if err := a.breaker.Sync(ctx, time.Now(), false, "", nil); err != nil {
+	if err := a.breaker.Sync(ctx, time.Now(), policy.Taint{}, nil); err != nil {
 		t.Fatalf("first sync of the agent on %s: %v", node, err)
 	}
 	return a
@@ -232,8 +239,8 @@ func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p actuate.L
 func (a *agentOn) evict(t *testing.T, p corev1.Pod) actuate.Result {
 	t.Helper()
 	req := actuate.Request{
-		Pod:   actuate.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID, QOSClass: "BestEffort"},
-		Owner: actuate.ControllerOf(&p), Created: p.CreationTimestamp.Time, GracePeriodSeconds: 30,
+		Pod:   actuate.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		Owner: owner.ControllerOf(&p), Created: p.CreationTimestamp.Time, GracePeriodSeconds: 30,
 		Hard: true, Signal: "memory.available", Observed: "80Mi", Threshold: "356Mi",
 	}
 	res, err := a.ladder.Evict(context.Background(), req)
@@ -260,7 +267,7 @@ func TestEvictedWorkloadAvoidsTheNodeAndOthersStillScheduleThere(t *testing.T) {
 	nodeA := first.Spec.NodeName
 	nodeB := map[string]string{"node-a": "node-b", "node-b": "node-a"}[nodeA]
 	const cooldown = 10 * time.Second
-	a := newAgentOn(t, cp, nodeA, actuate.LedgerPolicy{Cooldown: cooldown, LoopCooldown: time.Hour})
+	a := newAgentOn(t, cp, nodeA, loopbreaker.LedgerPolicy{Cooldown: cooldown, LoopCooldown: time.Hour})
 
 	evictedAt := time.Now()
 	a.evict(t, first)
@@ -283,21 +290,34 @@ func TestEvictedWorkloadAvoidsTheNodeAndOthersStillScheduleThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == actuate.TaintKey }) {
+	if slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == loopbreaker.TaintKey }) {
 		t.Errorf("node %s carries the pressure taint after one eviction: %v", nodeA, n.Spec.Taints)
 	}
+	// A workload deleted while its new pods avoid A: its avoidance ends with the cooldown like any other.
+	pinned := avoidPodSpec()
+	pinned.Affinity = onNode(nodeA)
+	deploymentOf(t, c, "gone", 1, pinned)
+	gonePod := waitScheduled(t, c, "gone", 1)[0]
+	a.evict(t, gonePod)
+	goneRS := string(owner.ControllerOf(&gonePod).UID)
+	if cm := avoidanceData(t, c, nodeA); len(cm) != 2 || cm[goneRS] == "" {
+		t.Errorf("avoidance configmap of %s: %v, want web's and gone's ReplicaSet %s", nodeA, cm, goneRS)
+	}
+	if err := c.AppsV1().Deployments(workload).Delete(context.Background(), "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
-	// Expiry: after the cooldown the agent's sync empties its ConfigMap and new pods go anywhere.
+	// Expiry: after the cooldown the agent's sync empties its ConfigMap and its ledger's avoidances, and
+	// new pods go anywhere.
 	waitFor(t, "avoidance expired and unpublished", cooldown+30*time.Second, func() error {
-		if err := a.breaker.Sync(context.Background(), time.Now(), false, "", nil); err != nil {
+		if err := a.breaker.Sync(context.Background(), time.Now(), policy.Taint{}, nil); err != nil {
 			return err
 		}
-		cm, err := c.CoreV1().ConfigMaps(releaseNS).Get(context.Background(), avoidPrefix+nodeA, metav1.GetOptions{})
-		if err != nil {
-			return err
+		if data := avoidanceData(t, c, nodeA); len(data) != 0 {
+			return fmt.Errorf("configmap data %v", data)
 		}
-		if len(cm.Data) != 0 {
-			return fmt.Errorf("configmap data %v", cm.Data)
+		if l := ledgerOf(t, c, nodeA); len(l.Avoidances(time.Time{})) != 0 {
+			return fmt.Errorf("ledger annotation avoidances %+v", l.Avoidances(time.Time{}))
 		}
 		return nil
 	})
@@ -321,8 +341,8 @@ func TestEvictedWorkloadAvoidsTheNodeAndOthersStillScheduleThere(t *testing.T) {
 		return fmt.Errorf("no pod on %s", nodeA)
 	})
 	res := a.evict(t, back)
-	if res.Loop == nil || res.Loop.Evictions != 2 || !res.Loop.Until.After(time.Now().Add(50*time.Minute)) {
-		t.Fatalf("second eviction of web's ReplicaSet from %s: loop %+v, want 2 evictions and an hour's avoidance", nodeA, res.Loop)
+	if res.EvictionLoop == nil || res.EvictionLoop.Evictions != 2 || !res.EvictionLoop.Until.After(time.Now().Add(50*time.Minute)) {
+		t.Fatalf("second eviction of web's ReplicaSet from %s: loop %+v, want 2 evictions and an hour's avoidance", nodeA, res.EvictionLoop)
 	}
 	waitFor(t, "EvictionLoopDetected event on the ReplicaSet", 30*time.Second, func() error {
 		evs, err := c.CoreV1().Events(workload).List(context.Background(), metav1.ListOptions{})
@@ -352,13 +372,42 @@ func cordon(t *testing.T, c kubernetes.Interface, node string, on bool) {
 	}
 }
 
+// onNode is a required node affinity to node (not bound: the scheduler and admission see the pod first).
+func onNode(node string) *corev1.Affinity {
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}}}}
+}
+
+// avoidanceData is the data of node's avoidance ConfigMap.
+func avoidanceData(t *testing.T, c kubernetes.Interface, node string) map[string]string {
+	t.Helper()
+	cm, err := c.CoreV1().ConfigMaps(releaseNS).Get(context.Background(), avoidPrefix+node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data
+}
+
+// ledgerOf reads the agent's ledger annotation of node.
+func ledgerOf(t *testing.T, c kubernetes.Interface, node string) *loopbreaker.Ledger {
+	t.Helper()
+	n, err := c.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), loopbreaker.LedgerPolicy{})
+	if err != nil {
+		t.Fatalf("node %s: ledger annotation: %v", node, err)
+	}
+	return l
+}
+
 // createPodOn creates a bare pod that must run on node (required node affinity, not bound).
 func createPodOn(t *testing.T, c kubernetes.Interface, name, node string) string {
 	t.Helper()
 	spec := avoidPodSpec()
-	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
-			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}}}}
+	spec.Affinity = onNode(node)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workload}, Spec: spec}
 	if _, err := c.CoreV1().Pods(workload).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

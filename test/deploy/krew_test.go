@@ -48,7 +48,8 @@ type krewPlatform struct {
 
 // TestKrewManifestTemplateListsEveryDistPlatform fills in the placeholders the way `make dist` does
 // and checks the result is a krew Plugin whose platforms are CLI_PLATFORMS, each naming the archive
-// `make dist` writes and installing kubectl-pressure (kubectl-pressure.exe on windows) and the LICENSE.
+// `make dist` writes and installing kubectl-pressure (kubectl-pressure.exe on windows), the LICENSE and,
+// but on windows, the completion hook kubectl_complete-pressure.
 func TestKrewManifestTemplateListsEveryDistPlatform(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "krew", "pressure.yaml"))
 	if err != nil {
@@ -119,6 +120,9 @@ func checkKrewPlatform(t *testing.T, pl krewPlatform) string {
 	}
 	if !slices.Contains(from, bin) || !slices.Contains(from, "LICENSE") {
 		t.Errorf("%s/%s: files %v do not install %s and LICENSE", os, arch, from, bin)
+	}
+	if complete := slices.Contains(from, "kubectl_complete-pressure"); complete != (os != "windows") {
+		t.Errorf("%s/%s: files %v: installs kubectl_complete-pressure %v, want it on every platform but windows", os, arch, from, complete)
 	}
 	return os + "/" + arch
 }

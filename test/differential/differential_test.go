@@ -31,6 +31,11 @@ type tally struct {
 	reclaimSteps, reclaimRelieved, staleSteps        int
 	rejections, byThresholdChoice, byTie, mismatches int
 	memory, disk, pid, idleSteps                     int
+	// local-storage path: evictions by check, steps with and without a met threshold, critical pods
+	// refused, and pods of the predicted group (decision.PredictOrder, what explain lists first)
+	localEmptyDir, localPod, localContainer        int
+	localWithThreshold, localWithout, localRefused int
+	predictedLocal                                 int
 }
 
 func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
@@ -64,10 +69,12 @@ func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
 }
 
 // checkDetects shows that the comparison can fail: one-byte or one-bit changes of a kubelet answer
-// that contains a pressure eviction must each be reported.
+// that contains a pressure eviction, or several local-storage evictions, must each be reported.
 func checkDetects(t *testing.T, cases []Case, results []Result) {
 	t.Helper()
-	mutations := map[string]func(*StepResult){
+	detects(t, cases, results, "a pressure eviction", func(sr StepResult) bool {
+		return len(sr.Evictions) == 1 && sr.Evictions[0].Condition != nil && len(sr.Admissions) > 0
+	}, map[string]func(*StepResult){
 		"message":   func(s *StepResult) { s.Evictions[0].Message += "x" },
 		"event":     func(s *StepResult) { s.Evictions[0].Event.Annotations = map[string]string{"starved_resource": "cpu"} },
 		"grace":     func(s *StepResult) { *s.Evictions[0].GracePeriodOverride++ },
@@ -77,10 +84,22 @@ func checkDetects(t *testing.T, cases []Case, results []Result) {
 		"pressure":  func(s *StepResult) { s.DiskPressure = !s.DiskPressure },
 		"admission": func(s *StepResult) { s.Admissions[0].Admit = !s.Admissions[0].Admit },
 		"node GC":   func(s *StepResult) { s.ImageGC++ },
-	}
+	})
+	detects(t, cases, results, "two local-storage evictions in one step", func(sr StepResult) bool {
+		return len(sr.Evictions) >= 2 && sr.Evictions[0].Condition == nil
+	}, map[string]func(*StepResult){
+		"local message": func(s *StepResult) { s.Evictions[0].Message += "x" },
+		"local victim":  func(s *StepResult) { s.Evictions = s.Evictions[1:] },
+	})
+}
+
+// detects applies each mutation to the first kubelet step that fits and requires a reported difference.
+func detects(t *testing.T, cases []Case, results []Result, what string, fits func(StepResult) bool,
+	mutations map[string]func(*StepResult)) {
+	t.Helper()
 	for i := range cases {
 		for j, sr := range results[i].Steps {
-			if len(sr.Evictions) != 1 || sr.Evictions[0].Condition == nil || len(sr.Admissions) == 0 {
+			if !fits(sr) {
 				continue
 			}
 			for name, mutate := range mutations {
@@ -93,7 +112,7 @@ func checkDetects(t *testing.T, cases []Case, results []Result) {
 			return
 		}
 	}
-	t.Errorf("self-check: no case with a pressure eviction to mutate")
+	t.Errorf("self-check: no case with %s to mutate", what)
 }
 
 func cloneResult(t *testing.T, r Result) Result {
@@ -121,6 +140,11 @@ func checkCoverage(t *testing.T, tl tally) {
 		"reclaim that relieved the pressure": tl.reclaimRelieved, "stale-stats steps": tl.staleSteps,
 		"admission rejections": tl.rejections, "config errors": tl.configErrors, "summary errors": tl.summaryErrors,
 		"memory evictions": tl.memory, "disk evictions": tl.disk, "pid evictions": tl.pid,
+		"emptyDir sizeLimit evictions": tl.localEmptyDir, "pod ephemeral-storage limit evictions": tl.localPod,
+		"container ephemeral-storage limit evictions": tl.localContainer,
+		"local-storage steps with a threshold met":    tl.localWithThreshold,
+		"local-storage steps without a threshold met": tl.localWithout,
+		"critical pods over a local-storage limit":    tl.localRefused, "predicted local-storage victims": tl.predictedLocal,
 	} {
 		if n == 0 {
 			t.Errorf("coverage: no %s in %d cases", name, tl.cases)
@@ -249,6 +273,9 @@ func compareCase(c *Case, res Result, tl *tally) string {
 		if diff := compareStep(st, in, &after, d, k, c, tl); diff != "" {
 			return fmt.Sprintf("step %d:\n%s\ncore trace:\n%s", i, diff, traceText(d))
 		}
+		if diff := comparePrediction(st, in, k, tl); diff != "" {
+			return fmt.Sprintf("step %d: predicted local-storage group (-kubelet +PredictOrder):\n%s", i, diff)
+		}
 		count(d, k, tl)
 		st = next
 		for _, e := range k.Evictions {
@@ -285,9 +312,19 @@ func compareStep(st decision.State, in decision.Input, after *signal.Snapshot, d
 }
 
 func count(d decision.Decision, k StepResult, tl *tally) {
+	local := 0
 	for _, e := range d.Evictions {
 		if e.Path == decision.PathLocalStorage {
 			tl.localEvictions++
+			local++
+			switch e.MetricLabel {
+			case decision.LabelEmptyDirLimit:
+				tl.localEmptyDir++
+			case decision.LabelEphemeralPodLimit:
+				tl.localPod++
+			case decision.LabelEphemeralContainerLim:
+				tl.localContainer++
+			}
 			continue
 		}
 		tl.pressureEvictions++
@@ -302,6 +339,12 @@ func count(d decision.Decision, k StepResult, tl *tally) {
 		if e.Grace.Override != 1 || e.Condition == nil {
 			tl.softEvictions++
 		}
+	}
+	switch {
+	case local > 0 && len(d.Met) > 0:
+		tl.localWithThreshold++
+	case local > 0:
+		tl.localWithout++
 	}
 	if d.NodeReclaim != nil {
 		tl.reclaimSteps++

@@ -76,8 +76,12 @@ func (g *gen) genCase(i int) Case {
 		npods = 13 + g.r.Intn(8)
 	}
 	pods := make([]v1.Pod, npods)
+	local := fam == famLocal || g.chance(0.25)
 	for p := range pods {
 		pods[p] = g.genPod(p)
+		if local && g.chance(0.5) {
+			g.localLimits(&pods[p])
+		}
 	}
 	if g.chance(0.3) { // active pods in another order than by name: ties then fall differently
 		g.r.Shuffle(len(pods), func(a, b int) { pods[a], pods[b] = pods[b], pods[a] })
@@ -258,7 +262,9 @@ func (g *gen) genSummary(n node, info cfgInfo, fam, second family, target diskTa
 		if !big && g.chance(0.1) {
 			continue // no stats for this pod
 		}
-		sum.Pods = append(sum.Pods, g.podStats(&pods[i], stamp, big))
+		ps := g.podStats(&pods[i], stamp, big)
+		g.aimLocal(&pods[i], &ps)
+		sum.Pods = append(sum.Pods, ps)
 	}
 	return sum
 }

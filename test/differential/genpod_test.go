@@ -12,7 +12,7 @@ import (
 
 func (g *gen) memQuantity() resource.Quantity {
 	return resource.MustParse(g.pick("64Mi", "128Mi", "256Mi", "512Mi", "1Gi", "1.5Gi", "100M", "300Mi",
-		fmt.Sprint(50000000+g.r.Int63n(1<<30))))
+		fmt.Sprint(50000000+g.r.Int63n(1<<30)), "500m")) // 500m: the common typo for 500Mi, half a byte
 }
 
 func (g *gen) diskQuantity() resource.Quantity {
@@ -96,15 +96,7 @@ func (g *gen) genPod(i int) v1.Pod {
 		p.Spec.TerminationGracePeriodSeconds = &t
 	}
 	if g.chance(0.5) {
-		ed := &v1.EmptyDirVolumeSource{}
-		if g.chance(0.5) {
-			q := g.diskQuantity()
-			ed.SizeLimit = &q
-		}
-		if g.chance(0.15) {
-			ed.Medium = v1.StorageMediumMemory
-		}
-		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: ed}})
+		p.Spec.Volumes = append(p.Spec.Volumes, g.emptyDir("scratch", 0.5, g.diskQuantity))
 	}
 	if g.chance(0.3) {
 		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "conf", VolumeSource: v1.VolumeSource{
@@ -117,9 +109,24 @@ func (g *gen) genPod(i int) v1.Pod {
 	return p
 }
 
-// usage returns a random usage around a request (or absolute when the request is 0).
+// emptyDir is an emptyDir volume with a sizeLimit from size with probability sized, in memory 15 % of
+// the time.
+func (g *gen) emptyDir(name string, sized float64, size func() resource.Quantity) v1.Volume {
+	ed := &v1.EmptyDirVolumeSource{}
+	if g.chance(sized) {
+		q := size()
+		ed.SizeLimit = &q
+	}
+	if g.chance(0.15) {
+		ed.Medium = v1.StorageMediumMemory
+	}
+	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{EmptyDir: ed}}
+}
+
+// usage returns a random usage around a request (or absolute when the request is below 1Mi: a
+// working set of a few bytes, as around the 500m typo, does not exist; docs/kubelet-fidelity.md row 17).
 func (g *gen) usage(request int64) int64 {
-	if request > 0 && g.chance(0.7) {
+	if request >= 1<<20 && g.chance(0.7) {
 		return request * int64(20+g.r.Intn(280)) / 100
 	}
 	return 1<<20 + g.r.Int63n(2<<30)

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
@@ -221,4 +226,48 @@ func tieVariant(st decision.State, in decision.Input, d decision.Decision, kubel
 		}
 	}
 	return d, false
+}
+
+// comparePrediction checks the local-storage group of decision.PredictOrder (what explain lists first)
+// against the kubelet's step: the pods it evicted without a DisruptionTarget condition (the
+// local-storage path), in its order (the case's pod order is its active-pod order), with their messages.
+// When the kubelet evicted for pressure, or nothing, the predicted group must be empty.
+func comparePrediction(st decision.State, in decision.Input, k StepResult, tl *tally) string {
+	p := decision.PredictOrder(st, in, decision.PredictOptions{})
+	var want, got []string
+	for _, e := range k.Evictions {
+		if e.Condition == nil {
+			want = append(want, e.UID+" "+e.Message)
+		}
+	}
+	for _, e := range p.LocalStorage {
+		got = append(got, e.UID+" "+e.Message)
+	}
+	tl.predictedLocal += len(got)
+	tl.localRefused += len(p.LocalStorageRefused)
+	return cmp.Diff(want, got)
+}
+
+func TestComparePredictionReportsADifferentGroup(t *testing.T) {
+	limit := resource.MustParse("1Mi")
+	pod := v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "uid-p"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, Volumes: []v1.Volume{{Name: "v",
+			VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}}}
+	sum := &statsapi.Summary{Pods: []statsapi.PodStats{{PodRef: statsapi.PodReference{Name: "p", Namespace: "default", UID: "uid-p"},
+		VolumeStats: []statsapi.VolumeStats{{Name: "v", FsStats: statsapi.FsStats{UsedBytes: u64(2 << 20)}}}}}}
+	snap := kubeconv.Snapshot(sum)
+	in := decision.Input{Snapshot: snap, Candidates: []rank.Candidate{kubeconv.Candidate(&pod, snap.Pods)}}
+	evicted := StepResult{Evictions: []Eviction{{UID: "uid-p", Message: `Usage of EmptyDir volume "v" exceeds the limit "1Mi". `}}}
+	if diff := comparePrediction(decision.State{}, in, evicted, &tally{}); diff != "" {
+		t.Errorf("the kubelet's own answer is reported as different:\n%s", diff)
+	}
+	for name, k := range map[string]StepResult{
+		"no eviction":       {},
+		"another message":   {Evictions: []Eviction{{UID: "uid-p", Message: "x"}}},
+		"a pressure victim": {Evictions: []Eviction{{UID: "uid-p", Message: "y", Condition: &Condition{Type: "DisruptionTarget"}}}},
+	} {
+		if comparePrediction(decision.State{}, in, k, &tally{}) == "" {
+			t.Errorf("%s: the predicted group went unnoticed", name)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,8 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/test/images"
 )
 
@@ -137,14 +138,49 @@ func (r *agentRun) metricLines(name string) string {
 	return strings.Join(out, "\n")
 }
 
-// kernelOOMKills counts "Killed process" lines in the kernel log.
-func kernelOOMKills(t *testing.T) int {
+// kernelMark is the timestamp of the kernel log's last line: kernelOOMKillsSince counts what came after
+// it. Counting lines before and after would not do: the ring buffer is bounded, so old lines roll off
+// while new ones arrive and a kill could go unseen.
+func kernelMark(t *testing.T) float64 {
+	t.Helper()
+	mark := 0.0
+	for _, l := range kernelLog(t) {
+		if ts, ok := kernelTimestamp(l); ok {
+			mark = ts
+		}
+	}
+	return mark
+}
+
+// kernelOOMKillsSince counts the kernel log's "Killed process" lines stamped after mark.
+func kernelOOMKillsSince(t *testing.T, mark float64) int {
+	t.Helper()
+	n := 0
+	for _, l := range kernelLog(t) {
+		if ts, ok := kernelTimestamp(l); ok && ts > mark && strings.Contains(l, "Killed process") {
+			n++
+		}
+	}
+	return n
+}
+
+func kernelLog(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command("dmesg").Output()
 	if err != nil {
 		t.Fatalf("dmesg: %v", err)
 	}
-	return strings.Count(string(out), "Killed process")
+	return strings.Split(string(out), "\n")
+}
+
+// kernelTimestamp parses the "[ 5631.245346]" prefix of a dmesg line.
+func kernelTimestamp(l string) (float64, bool) {
+	end := strings.IndexByte(l, ']')
+	if !strings.HasPrefix(l, "[") || end < 0 {
+		return 0, false
+	}
+	ts, err := strconv.ParseFloat(strings.TrimSpace(l[1:end]), 64)
+	return ts, err == nil
 }
 
 // stressPod is a pod running the stress image with args; mem, when set, is the memory request (and the
@@ -264,11 +300,11 @@ func resetNode(t *testing.T, e *env) {
 		}
 		return len(left) == 0, strings.Join(left, ", ")
 	})
-	tn := &actuate.Tainter{Client: e.client, Node: e.node.Name()}
+	tn := &loopbreaker.Tainter{Client: e.client, Node: e.node.Name()}
 	if _, err := tn.Remove(ctx); err != nil {
 		t.Fatalf("remove leftover taint: %v", err)
 	}
-	patch := []byte(`{"metadata":{"annotations":{"` + actuate.LedgerAnnotation + `":null}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + loopbreaker.LedgerAnnotation + `":null}}}`)
 	if _, err := e.client.CoreV1().Nodes().Patch(ctx, e.node.Name(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("remove leftover ledger: %v", err)
 	}

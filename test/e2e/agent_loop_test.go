@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -37,7 +39,7 @@ func TestAgentKeepsTheEvictedWorkloadOffWhileOtherPodsScheduleAtOnce(t *testing.
 	const hysteresis = 10 * time.Second
 	paramsNS := installAvoidancePolicy(ctx, t, e)
 	a := startAgent(t, e, func(c *agent.Config) {
-		c.TaintHysteresis = hysteresis
+		c.Settings.TaintHysteresis = hysteresis
 		c.AvoidanceNamespace, c.AvoidancePrefix = paramsNS, avoidancePrefix
 	})
 	ns := createNamespace(ctx, t, e, "agent-loop")
@@ -66,20 +68,7 @@ func TestAgentKeepsTheEvictedWorkloadOffWhileOtherPodsScheduleAtOnce(t *testing.
 		createPod(ctx, t, e, p)
 		others = append(others, p.Name)
 	}
-	poll(ctx, t, "unrelated pods scheduled on the node", func() (bool, string) {
-		var pending []string
-		for _, name := range others {
-			p, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			if p.Spec.NodeName != e.node.Name() {
-				pending = append(pending, fmt.Sprintf("%s %v", name, p.Status.Conditions))
-			}
-		}
-		return len(pending) == 0, strings.Join(pending, "; ")
-	})
-	scheduled := time.Since(evicted)
+	scheduled := waitScheduledOnNode(ctx, t, e, ns, others...).Sub(evicted)
 	t.Logf("unrelated pods created right after the eviction scheduled %s after it", scheduled.Round(time.Millisecond))
 	if limit := hysteresis + 20*time.Second; scheduled > limit {
 		t.Errorf("unrelated pods scheduled %s after the eviction, want within the taint hysteresis and a sync (%s)", scheduled, limit)
@@ -98,10 +87,67 @@ func TestAgentKeepsTheEvictedWorkloadOffWhileOtherPodsScheduleAtOnce(t *testing.
 		}
 		return false, "no replacement kept off yet"
 	})
+	checkExplainListsTheAvoidance(ctx, t, e, "ReplicaSet/"+ns+"/hog-", evicted)
 	poll(ctx, t, "no pressure taint once the pressure is over", func() (bool, string) { return nodeTaint(ctx, t, e) == nil, "" })
 	if m := a.metricLines("pressure_agent_avoidances"); !strings.HasSuffix(m, " 1") {
 		t.Errorf("avoidances metric %q, want 1", m)
 	}
+}
+
+// checkExplainListsTheAvoidance checks that `kubectl pressure explain NODE` shows the agent's avoidance
+// of the node by the workload (kind/namespace/name prefix), ending one cooldown after the eviction.
+func checkExplainListsTheAvoidance(ctx context.Context, t *testing.T, e *env, workload string, evicted time.Time) {
+	t.Helper()
+	out, err := kubectlPressure(ctx, t, e, "explain", e.node.Name(), "-o", "json")
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var r struct {
+		Avoidances []struct {
+			Workload string
+			Until    time.Time
+			Loop     bool
+		} `json:"avoidances"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("explain -o json: %v", err)
+	}
+	cooldown := loopbreaker.DefaultLoopCooldown
+	if len(r.Avoidances) != 1 || !strings.HasPrefix(r.Avoidances[0].Workload, workload) || r.Avoidances[0].Loop ||
+		r.Avoidances[0].Until.Before(evicted.Add(cooldown-10*time.Second)) || r.Avoidances[0].Until.After(evicted.Add(cooldown+time.Second)) {
+		t.Errorf("explain avoidances %+v, want one of %s... ending about %s after the eviction at %s", r.Avoidances, workload,
+			cooldown, evicted.UTC().Format(time.RFC3339))
+	}
+	text, err := kubectlPressure(ctx, t, e, "explain", e.node.Name())
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	if i := strings.Index(text, "AVOIDANCES"); i < 0 || !strings.Contains(text[i:], workload) {
+		t.Errorf("explain text has no AVOIDANCES section naming %s:\n%s", workload, text)
+	} else {
+		section, _, _ := strings.Cut(text[i:], "\n\n")
+		t.Logf("explain %s:\n%s", e.node.Name(), section)
+	}
+}
+
+// waitScheduledOnNode waits until the pods are all bound to the package node and returns when that was
+// seen.
+func waitScheduledOnNode(ctx context.Context, t *testing.T, e *env, ns string, names ...string) time.Time {
+	t.Helper()
+	poll(ctx, t, "pods scheduled on the node", func() (bool, string) {
+		var pending []string
+		for _, name := range names {
+			p, err := e.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			if p.Spec.NodeName != e.node.Name() {
+				pending = append(pending, fmt.Sprintf("%s %v", name, p.Status.Conditions))
+			}
+		}
+		return len(pending) == 0, strings.Join(pending, "; ")
+	})
+	return time.Now()
 }
 
 // avoidancePrefix is the ConfigMap prefix the test release of the chart uses.
@@ -164,7 +210,7 @@ func nodeTaint(ctx context.Context, t *testing.T, e *env) *corev1.Taint {
 		t.Fatal(err)
 	}
 	for _, tn := range n.Spec.Taints {
-		if tn.Key == actuate.TaintKey {
+		if tn.Key == loopbreaker.TaintKey {
 			return &tn
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Scenario 1: a stress pod ramps next to a Burstable pod over its request and a Guaranteed pod; the agent
@@ -41,10 +42,10 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 	time.Sleep(2 * time.Second) // let both reach their targets
 	// The last rung on: at 1 GiB/s the OOM kill is closer than an eviction can complete.
 	a := startAgent(t, e, func(c *agent.Config) {
-		c.Ladder.AllowCgroupKill, c.Settings.KillLead = true, agent.DefaultKillLead
+		c.Ladder.AllowCgroupKill, c.Settings.KillLead = true, policy.DefaultKillLead
 	})
 	ooms := watchOOM(ctx, t, e, ns)
-	kills := kernelOOMKills(t)
+	mark := kernelMark(t)
 	start := time.Now()
 	createPod(ctx, t, e, stressPod(ns, "stress", []string{"mem", "--rate", rate, "--target", "3Gi"}, "", false))
 	var ours []corev1.Event
@@ -52,6 +53,15 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 		ours = eventsIn(ctx, t, e, ns, actuate.ReasonPressureEviction)
 		return len(ours) > 0, fmt.Sprintf("%d events", len(ours))
 	})
+	// Issue 12: unrelated pods created right after the eviction are not kept off the node for a
+	// cooldown (they do not tolerate the agent's taint, which lasts only while the pressure does).
+	evicted := time.Now()
+	var unrelated []string
+	for i := range 3 {
+		p := stressPod(ns, fmt.Sprintf("unrelated-%d", i), []string{"sleep"}, "", false)
+		createPod(ctx, t, e, p)
+		unrelated = append(unrelated, p.Name)
+	}
 	poll(ctx, t, "stress pod gone", func() (bool, string) {
 		_, err := e.client.CoreV1().Pods(ns).Get(ctx, "stress", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -74,7 +84,12 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 			t.Errorf("pod %s: %v, phase %v: want Running and not evicted", n, err, phaseOf(p))
 		}
 	}
-	if got := kernelOOMKills(t) - kills; got != 0 {
+	scheduledAfter := waitScheduledOnNode(ctx, t, e, ns, unrelated...).Sub(evicted)
+	t.Logf("unrelated pods created right after the eviction scheduled on the node %s after it", scheduledAfter.Round(time.Millisecond))
+	if limit := agent.DefaultConfig(e.node.Name()).Settings.TaintHysteresis + 20*time.Second; scheduledAfter > limit {
+		t.Errorf("unrelated pods scheduled %s after the eviction, want within the taint hysteresis and a sync (%s)", scheduledAfter, limit)
+	}
+	if got := kernelOOMKillsSince(t, mark); got != 0 {
 		t.Errorf("%d kernel OOM kills (dmesg \"Killed process\") during the test, want 0", got)
 	}
 	if got := ooms.list(); len(got) != 0 {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,27 @@ func TestSnapshotAndExplainTheRealNode(t *testing.T) {
 		t.Fatalf("snapshot: %v", err)
 	}
 	t.Logf("snapshot: %s", strings.TrimSpace(out))
+	// Redacted by default, private files: no labels (the kubelet sets kubernetes.io/hostname on the
+	// node), no images; the directory 0700, the files 0600.
+	for _, f := range []struct{ name, secret string }{{cli.FileNode, "kubernetes.io/hostname"}, {cli.FilePods, `"image"`},
+		{cli.FileSummary, ""}, {cli.FileKubeletConfig, ""}} {
+		path := filepath.Join(dir, f.name)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", path, fi.Mode().Perm())
+		}
+		if data, _ := os.ReadFile(path); f.secret != "" && strings.Contains(string(data), f.secret) {
+			t.Errorf("%s holds %s, want it redacted", path, f.secret)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o700 {
+		t.Errorf("snapshot dir %s: mode %v, want 0700", dir, fi.Mode().Perm())
+	}
 	snap, err := cli.LoadSnapshotDir(os.DirFS(dir), dir)
 	if err != nil {
 		t.Fatalf("the saved snapshot does not load: %v", err)
@@ -225,11 +247,12 @@ func jsonInt(v int64) string { b, _ := json.Marshal(v); return string(b) }
 
 // prediction is explain's next victim at one moment of the pressure.
 type prediction struct {
-	at, done time.Time       // when the snapshot started and when explain finished
-	pod      string          // the first non-critical pod still running
-	message  string          // its eviction message
-	order    []string        // the full order, critical pods included
-	critical map[string]bool // the pods explain marked critical
+	at, done time.Time         // when the snapshot started and when explain finished
+	pod      string            // the first non-critical pod still running
+	message  string            // its eviction message
+	order    []string          // the full order, critical pods included
+	critical map[string]bool   // the pods explain marked critical
+	messages map[string]string // explain's message for every non-critical pod with container stats
 }
 
 func TestExplainPredictsTheKubeletsNextVictimUnderRealPressure(t *testing.T) {
@@ -444,12 +467,15 @@ func predictNext(ctx context.Context, t *testing.T, e *env, ns string) (predicti
 			}
 		}
 	}
-	pr := prediction{at: at, done: time.Now(), critical: map[string]bool{}}
+	pr := prediction{at: at, done: time.Now(), critical: map[string]bool{}, messages: map[string]string{}}
 	for _, v := range r.Kubelet.EvictionOrder {
 		pr.order = append(pr.order, v.Pod)
 		pr.critical[v.Pod] = v.Critical
-		if !v.Critical && pr.pod == "" && running[v.Pod] {
-			pr.pod, pr.message = v.Pod, v.Message
+		if !v.Critical && running[v.Pod] {
+			pr.messages[v.Pod] = v.Message
+			if pr.pod == "" {
+				pr.pod, pr.message = v.Pod, v.Message
+			}
 		}
 	}
 	if pr.pod == "" || !strings.HasPrefix(pr.pod, ns+"/") {
@@ -459,15 +485,30 @@ func predictNext(ctx context.Context, t *testing.T, e *env, ns string) (predicti
 	return pr, true
 }
 
-// numbers masks the amounts that change between two stats samples (available, usage) in a message.
-var numbers = regexp.MustCompile(`(available: |was using )[0-9.]+[A-Za-z]*`)
+// numbers masks the amounts that change between two stats samples (available, usage) in a message;
+// usage masks only the pods' usage, available reads the node's available amount.
+var (
+	numbers   = regexp.MustCompile(`(available: |was using )[0-9.]+[A-Za-z]*`)
+	usage     = regexp.MustCompile(`(was using )[0-9.]+[A-Za-z]*`)
+	available = regexp.MustCompile(`available: ([0-9.]+[A-Za-z]*)`)
+)
 
-// checkPredictions compares every prediction with the kubelet's first ranking logged after it: on the
+// checkPredictions compares explain's predictions with the kubelet's decisions in two ways.
+//
+// Next ranking: every prediction is compared with the kubelet's first ranking logged after it: on the
 // pods both ranked (the kubelet may have stopped a pod whose status still says Running, or see a pod
 // explain did not), the orders must be equal, critical pods included. When the kubelet then evicted
 // the pod explain put first (the first non-critical pod still running in the snapshot), the messages must
-// be equal once the amounts sampled at different moments are masked. At least one prediction must have
-// been compared on two or more pods, and one message.
+// be equal once the amounts sampled at different moments are masked.
+//
+// Same sample: the Summary explain reads has the node stats of the kubelet's last eviction sync (only
+// that sync refreshes them; explain sees a threshold met mostly right after the kubelet acted on it).
+// When explain's message for a pod the kubelet evicted reports the same available amount as the
+// kubelet's message, both were computed from the same node sample: the node parts of the messages must be
+// equal, and the container parts too with the usage masked, unless the pod's own stats were refreshed
+// since (its container stopping no longer uses more than its request, so explain writes no container part).
+//
+// At least one prediction must have been compared on two or more pods, and one message in either way.
 func checkPredictions(t *testing.T, preds []prediction, ranks []ranking, messages map[string]string) {
 	t.Helper()
 	compared, messagesCompared := 0, 0
@@ -503,15 +544,74 @@ func checkPredictions(t *testing.T, preds []prediction, ranks []ranking, message
 			t.Logf("explain at %s: %s first, message %q; the kubelet: %q", pr.at.Format(time.RFC3339Nano), pr.pod, pr.message, msg)
 		}
 	}
+	sameSample := compareSameSample(t, preds, messages)
 	if compared == 0 {
 		t.Errorf("no explain run saw a threshold met before one of the kubelet's rankings (%d predictions, %d rankings)",
 			len(preds), len(ranks))
 	}
-	if messagesCompared == 0 {
-		t.Errorf("no prediction's first victim could be compared with the kubelet's message (%d predictions)", len(preds))
+	if messagesCompared+sameSample == 0 {
+		t.Errorf("no prediction's victim could be compared with the kubelet's message (%d predictions)", len(preds))
 	}
-	t.Logf("%d predictions made under pressure, %d compared with the kubelet's next ranking, %d messages compared",
-		len(preds), compared, messagesCompared)
+	t.Logf("%d predictions made under pressure, %d compared with the kubelet's next ranking, %d messages compared; "+
+		"%d messages compared on the kubelet's own stats sample", len(preds), compared, messagesCompared, sameSample)
+}
+
+// compareSameSample checks explain's message for every evicted pod against the kubelet's when both
+// report the same available amount (see checkPredictions) and returns how many it compared.
+func compareSameSample(t *testing.T, preds []prediction, messages map[string]string) int {
+	t.Helper()
+	pods := make([]string, 0, len(messages))
+	for pod := range messages {
+		pods = append(pods, pod)
+	}
+	sort.Strings(pods)
+	n := 0
+	for _, pr := range preds {
+		for _, pod := range pods {
+			theirs := messages[pod]
+			ours, ok := pr.messages[pod]
+			if !ok || amount(ours) == "" || amount(ours) != amount(theirs) {
+				continue
+			}
+			n++
+			switch {
+			case nodePart(ours) != nodePart(theirs):
+				t.Errorf("message of %s on the same stats sample (available %s): kubelet %q, explain at %s %q",
+					pod, amount(ours), theirs, pr.at.Format(time.RFC3339Nano), ours)
+			case !strings.Contains(ours, containerClause) && strings.Contains(theirs, containerClause):
+				// The pod's own stats were refreshed after the kubelet's sync: its container was stopping
+				// and no longer used more than its request. The node part is the same sample.
+				t.Logf("explain at %s, same node sample as the kubelet's eviction of %s (its container stopping since): %q",
+					pr.at.Format(time.RFC3339Nano), pod, ours)
+			case usage.ReplaceAllString(ours, "${1}N") != usage.ReplaceAllString(theirs, "${1}N"):
+				t.Errorf("message of %s on the same stats sample (available %s, usage masked): kubelet %q, explain at %s %q",
+					pod, amount(ours), theirs, pr.at.Format(time.RFC3339Nano), ours)
+			default:
+				t.Logf("explain at %s, same stats sample as the kubelet's eviction of %s: message %q", pr.at.Format(time.RFC3339Nano), pod, ours)
+			}
+		}
+	}
+	return n
+}
+
+// containerClause starts the part of an eviction message about the pod's containers, which the kubelet
+// writes for each container using more than its request.
+const containerClause = "Container "
+
+// nodePart is the part of an eviction message about the node: signal, threshold and available amount.
+func nodePart(msg string) string {
+	if i := strings.Index(msg, containerClause); i >= 0 {
+		return msg[:i]
+	}
+	return msg
+}
+
+// amount is the available amount a message reports ("" if none).
+func amount(msg string) string {
+	if m := available.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // firstVictim is the pod the kubelet evicts after this ranking: the first one that is not critical.

@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,23 +155,31 @@ func TestKubeletEvictsMemoryHogWhenPodsCgroupNearsItsLimit(t *testing.T) {
 // returns the pod as the kubelet left it (Failed, Evicted). The test fails otherwise.
 func evictHogByKubelet(ctx context.Context, t *testing.T, e *env, ns, name string) *corev1.Pod {
 	t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			// Other tests in this package may leave a NoSchedule taint (e.g. the agent's); this
-			// test is about the kubelet only.
-			Tolerations: tolerateAll(),
-			Containers: []corev1.Container{{
-				Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
-				Args: []string{"mem", "--rate", "64Mi", "--target", "3Gi"},
-			}},
-			TerminationGracePeriodSeconds: ptr.To[int64](2),
-		},
-	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: hogSpec()}
 	if _, err := e.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return waitEvictedByKubelet(ctx, t, e, ns, name)
+}
+
+// hogSpec is a pod that allocates memory (64Mi/s up to 3Gi) until something stops it.
+func hogSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		// Other tests in this package may leave a NoSchedule taint (e.g. the agent's); this
+		// test is about the kubelet only.
+		Tolerations: tolerateAll(),
+		Containers: []corev1.Container{{
+			Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
+			Args: []string{"mem", "--rate", "64Mi", "--target", "3Gi"},
+		}},
+		TerminationGracePeriodSeconds: ptr.To[int64](2),
+	}
+}
+
+// waitEvictedByKubelet waits until pod name ends and fails the test unless the kubelet evicted it.
+func waitEvictedByKubelet(ctx context.Context, t *testing.T, e *env, ns, name string) *corev1.Pod {
+	t.Helper()
 	start := time.Now()
 	var got *corev1.Pod
 	poll(ctx, t, "pod "+name+" Failed", func() (bool, string) {
@@ -262,7 +272,7 @@ func poll(ctx context.Context, t *testing.T, what string, cond func() (bool, str
 		last = status
 		select {
 		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v; last status: %s", what, ctx.Err(), last)
+			t.Fatalf("waiting for %s: %v; last status: %s%s", what, ctx.Err(), last, recentWarnings())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -280,4 +290,50 @@ func cgroupProcsUnder(dir string) []string {
 		return nil
 	})
 	return pids
+}
+
+// recentWarnings lists the cluster's five newest Warning events but MissingClusterDNS (FailedCreatePodSandBox and the
+// like), so that a timed-out wait says why the kubelet did not get there.
+func recentWarnings() string {
+	if shared.client == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list, err := shared.client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		return fmt.Sprintf("; warning events: %v", err)
+	}
+	var evs []corev1.Event
+	for _, ev := range list.Items {
+		if ev.Reason != "MissingClusterDNS" { // every pod has one: the test node runs no DNS
+			evs = append(evs, ev)
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		ti, tj := eventTime(evs[i]), eventTime(evs[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return evs[i].Name < evs[j].Name
+	})
+	if len(evs) > 5 {
+		evs = evs[len(evs)-5:]
+	}
+	var b strings.Builder
+	for _, ev := range evs {
+		fmt.Fprintf(&b, "\n\twarning %s %s/%s %s x%d: %s", eventTime(ev).UTC().Format(time.RFC3339),
+			ev.InvolvedObject.Namespace, ev.InvolvedObject.Name, ev.Reason, ev.Count, ev.Message)
+	}
+	return b.String()
+}
+
+func eventTime(ev corev1.Event) time.Time {
+	if !ev.LastTimestamp.IsZero() {
+		return ev.LastTimestamp.Time
+	}
+	if !ev.EventTime.IsZero() {
+		return ev.EventTime.Time
+	}
+	return ev.CreationTimestamp.Time
 }

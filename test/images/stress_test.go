@@ -235,6 +235,37 @@ func childrenOf(t *testing.T, pid int) []int {
 	return out
 }
 
+func TestStressCacheCreatesTheFileAndReadsItTwice(t *testing.T) {
+	for _, sparse := range []bool{false, true} {
+		t.Run("sparse="+strconv.FormatBool(sparse), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sub", "cached")
+			p := startProgram(t, StressName, "/stress", "cache", "--path", path, "--size", "6Mi",
+				"--sparse="+strconv.FormatBool(sparse), "--hold=false")
+			if code := p.exitCode(t); code != 0 {
+				t.Fatalf("exit code = %d, want 0; log %+v", code, p.seen)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Size() != 6<<20 {
+				t.Fatalf("file %s: %v, want 6Mi", path, err)
+			}
+			passes := p.events("pass")
+			if len(passes) != 2 || *passes[0].Bytes != 6<<20 || *passes[1].Count != 2 {
+				t.Errorf("passes %+v, want two of 6Mi", passes)
+			}
+		})
+	}
+}
+
+func TestStressThrashTouchesEveryPageOfTheMappedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mapped")
+	p := startProgram(t, StressName, "/stress", "thrash", "--path", path, "--size", "5Mi", "--passes", "3", "--hold=false")
+	if code := p.exitCode(t); code != 0 {
+		t.Fatalf("exit code = %d, want 0; log %+v", code, p.seen)
+	}
+	if passes := p.events("pass"); len(passes) != 3 || *passes[2].Bytes != 5<<20 {
+		t.Errorf("passes %+v, want three over 5Mi", passes)
+	}
+}
+
 func TestStressForkStartsCountChildrenAndKillsThemOnSIGTERM(t *testing.T) {
 	p := startProgram(t, StressName, "/stress", "fork", "--count", "5")
 	got := p.waitEvent(t, "target", 30*time.Second)

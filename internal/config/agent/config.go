@@ -19,6 +19,9 @@ const (
 	PolicyPressure Policy = "pressure"
 	// PolicyKubelet: the kubelet's eviction manager, reproduced exactly (thresholds, grace, ranking).
 	PolicyKubelet Policy = "kubelet"
+	// PolicyReclaimAware: PolicyPressure on what the kernel cannot reclaim; page cache that is clean and
+	// not refaulting counts as available unless PSI and the refault counters confirm the pressure.
+	PolicyReclaimAware Policy = "reclaim-aware"
 )
 
 // validSignals are the kubelet's eviction signals.
@@ -58,6 +61,8 @@ type Config struct {
 	// Headroom is sorted by signal; empty with PolicyKubelet.
 	Headroom               []Headroom
 	SyncPeriod             time.Duration
+	APITimeout             time.Duration
+	KubeletConfigRefresh   time.Duration // 0 = only at start
 	Notifiers              NotifierConfig
 	Ladder                 LadderConfig
 	MaxEvictionsPerMinute  int
@@ -105,7 +110,8 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 	cfg := &Config{
 		NodeName: *c.NodeName, Kubeconfig: *c.Kubeconfig, KubeletConfigFile: *c.KubeletConfigFile,
 		Policy:     Policy(*c.Policy),
-		SyncPeriod: c.SyncPeriod.Duration,
+		SyncPeriod: c.SyncPeriod.Duration, APITimeout: c.APITimeout.Duration,
+		KubeletConfigRefresh: c.KubeletConfigRefresh.Duration,
 		Notifiers: NotifierConfig{Memcg: *c.Notifiers.Memcg, PSI: *c.Notifiers.PSI,
 			PollInterval: c.Notifiers.PollInterval.Duration},
 		Ladder: LadderConfig{PDBFallbackWait: c.Eviction.PDBFallbackWait.Duration,

@@ -14,6 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+
+	"github.com/kube-pressure/pressure/internal/config/configfile"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/internal/signal"
 )
 
 func complete(t *testing.T, path string) (*Config, error) {
@@ -44,6 +49,7 @@ func defaultHeadroom() []Headroom {
 func defaults(node string) Config {
 	return Config{
 		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), SyncPeriod: 10 * time.Second,
+		APITimeout: 2 * time.Second, KubeletConfigRefresh: time.Minute,
 		Notifiers:             NotifierConfig{Memcg: true, PSI: true, PollInterval: 100 * time.Millisecond},
 		Ladder:                LadderConfig{PDBFallbackWait: 5 * time.Second, AllowDelete: true},
 		MaxEvictionsPerMinute: 10,
@@ -72,6 +78,7 @@ func TestValidFiles(t *testing.T) {
 		}
 	}
 	full.SyncPeriod = 5 * time.Second
+	full.APITimeout, full.KubeletConfigRefresh = 3*time.Second, 0
 	full.Notifiers = NotifierConfig{PSI: true, PollInterval: 250 * time.Millisecond}
 	full.Ladder = LadderConfig{AllowDelete: true, AllowCgroupKill: true}
 	full.MaxEvictionsPerMinute = 30
@@ -98,6 +105,14 @@ func TestValidFiles(t *testing.T) {
 		}
 	}
 
+	reclaim := defaults("node-a")
+	reclaim.Policy = PolicyReclaimAware
+	for i := range reclaim.Headroom {
+		if reclaim.Headroom[i].Signal == "memory.available" {
+			reclaim.Headroom[i].Quantity = qty("512Mi")
+		}
+	}
+
 	cases := []struct {
 		file string
 		want Config
@@ -106,6 +121,7 @@ func TestValidFiles(t *testing.T) {
 		{"valid-full.yaml", full},
 		{"valid-kubelet-policy.yaml", kubelet},
 		{"valid-json.yaml", json},
+		{"valid-reclaim-aware-policy.yaml", reclaim},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -173,7 +189,7 @@ func TestInvalidFilesReportEveryProblem(t *testing.T) {
 					t.Errorf("error does not start with the file name %s: %v", f, err)
 				}
 			}
-			var fe *FieldError
+			var fe *configfile.FieldError
 			if errors.As(err, &fe) {
 				if n := len(fieldErrors(err)); n != len(want) {
 					t.Errorf("%d field errors, want %d (one per '# want:'):\n%v", n, len(want), err)
@@ -183,11 +199,11 @@ func TestInvalidFilesReportEveryProblem(t *testing.T) {
 	}
 }
 
-func fieldErrors(err error) []*FieldError {
-	var out []*FieldError
+func fieldErrors(err error) []*configfile.FieldError {
+	var out []*configfile.FieldError
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
-			var fe *FieldError
+			var fe *configfile.FieldError
 			if errors.As(e, &fe) {
 				out = append(out, fe)
 			}
@@ -208,15 +224,15 @@ func TestTheDocsExampleLoads(t *testing.T) {
 }
 
 func TestDefaultsAgreeWithActuate(t *testing.T) {
-	if DefaultTaintKey != actuate.TaintKey {
-		t.Errorf("DefaultTaintKey %q, actuate.TaintKey %q", DefaultTaintKey, actuate.TaintKey)
+	if DefaultTaintKey != loopbreaker.TaintKey {
+		t.Errorf("DefaultTaintKey %q, loopbreaker.TaintKey %q", DefaultTaintKey, loopbreaker.TaintKey)
 	}
 	if DefaultPDBFallbackWait != actuate.DefaultPDBFallbackWait {
 		t.Errorf("DefaultPDBFallbackWait %s, actuate %s", DefaultPDBFallbackWait, actuate.DefaultPDBFallbackWait)
 	}
-	if DefaultLoopWindow != actuate.DefaultLoopWindow || DefaultLoopCooldown != actuate.DefaultLoopCooldown {
+	if DefaultLoopWindow != loopbreaker.DefaultLoopWindow || DefaultLoopCooldown != loopbreaker.DefaultLoopCooldown {
 		t.Errorf("loop window/cooldown %s/%s, actuate %s/%s", DefaultLoopWindow, DefaultLoopCooldown,
-			actuate.DefaultLoopWindow, actuate.DefaultLoopCooldown)
+			loopbreaker.DefaultLoopWindow, loopbreaker.DefaultLoopCooldown)
 	}
 }
 
@@ -275,4 +291,21 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("a valid config with invalid values: %+v", cfg)
 		}
 	})
+}
+
+func TestReclaimAwarePolicyReachesThePolicy(t *testing.T) {
+	c, err := complete(t, filepath.Join("testdata", "valid-reclaim-aware-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.PolicyConfig()
+	if pc.Policy != policy.ReclaimAware {
+		t.Errorf("PolicyConfig().Policy = %q, want %q", pc.Policy, policy.ReclaimAware)
+	}
+	if err := pc.Validate(); err != nil {
+		t.Errorf("PolicyConfig().Validate(): %v", err)
+	}
+	if h := pc.Headroom[signal.MemoryAvailable]; h.Quantity == nil || h.Quantity.String() != "512Mi" {
+		t.Errorf("memory.available headroom = %v, want 512Mi", h)
+	}
 }

@@ -10,6 +10,8 @@ import (
 const (
 	DefaultPolicy                 = PolicyPressure
 	DefaultSyncPeriod             = 10 * time.Second
+	DefaultAPITimeout             = 2 * time.Second
+	DefaultKubeletConfigRefresh   = time.Minute
 	DefaultPollInterval           = 100 * time.Millisecond
 	DefaultPDBFallbackWait        = 5 * time.Second
 	DefaultAllowDelete            = true
@@ -58,13 +60,13 @@ func dur(d time.Duration) *metav1.Duration {
 }
 
 // SetDefaults fills every unset field. Headroom entries are merged over DefaultHeadroom with policy
-// "pressure" and left alone with policy "kubelet" (where Validate rejects any).
+// "pressure" or "reclaim-aware" and left alone with policy "kubelet" (where Validate rejects any).
 func SetDefaults(c *AgentConfiguration) {
 	setString(&c.NodeName, "")
 	setString(&c.Kubeconfig, "")
 	setString(&c.KubeletConfigFile, "")
 	setString(&c.Policy, string(DefaultPolicy))
-	if Policy(*c.Policy) == PolicyPressure {
+	if p := Policy(*c.Policy); p == PolicyPressure || p == PolicyReclaimAware {
 		h := DefaultHeadroom()
 		for k, v := range c.Headroom {
 			h[k] = v
@@ -72,6 +74,8 @@ func SetDefaults(c *AgentConfiguration) {
 		c.Headroom = h
 	}
 	setDuration(&c.SyncPeriod, DefaultSyncPeriod)
+	setDuration(&c.APITimeout, DefaultAPITimeout)
+	setDuration(&c.KubeletConfigRefresh, DefaultKubeletConfigRefresh)
 	if c.Notifiers == nil {
 		c.Notifiers = &Notifiers{}
 	}

@@ -22,15 +22,23 @@ type AgentConfiguration struct {
 	// KubeletConfigFile is the kubelet's KubeletConfiguration file on the host; empty means fetch the
 	// running configuration from the kubelet's /configz through the API server's node proxy.
 	KubeletConfigFile *string `json:"kubeletConfigFile,omitempty"`
-	// Policy is "pressure" (our thresholds: the kubelet's hard thresholds plus Headroom, event-driven)
-	// or "kubelet" (reproduce the kubelet's eviction manager exactly, thresholds included).
+	// Policy is "pressure" (our thresholds: the kubelet's hard thresholds plus Headroom, event-driven),
+	// "kubelet" (reproduce the kubelet's eviction manager exactly, thresholds included) or
+	// "reclaim-aware" ("pressure" on what the kernel cannot reclaim: clean page cache that is not
+	// refaulting is not evicted for unless PSI and the refault counters confirm the pressure).
 	Policy *string `json:"policy,omitempty"`
 	// Headroom, per eviction signal, is how far above the kubelet's hard threshold our own threshold
 	// sits: a quantity ("256Mi", "1000" inodes/pids) or a percentage of capacity ("5%"). Entries are
-	// merged over the defaults; "0" puts our threshold at the kubelet's. Only with policy "pressure".
+	// merged over the defaults; "0" puts our threshold at the kubelet's. Only with policy "pressure" or
+	// "reclaim-aware".
 	Headroom map[string]string `json:"headroom,omitempty"`
 	// SyncPeriod is how often the agent evaluates when no notifier fires.
 	SyncPeriod *metav1.Duration `json:"syncPeriod,omitempty"`
+	// APITimeout bounds each API call that is not a watch (watches are never cut).
+	APITimeout *metav1.Duration `json:"apiTimeout,omitempty"`
+	// KubeletConfigRefresh is how often the kubelet's configuration (KubeletConfigFile or /configz) is
+	// read again; "0s" reads it only at start.
+	KubeletConfigRefresh *metav1.Duration `json:"kubeletConfigRefresh,omitempty"`
 	// Notifiers configures the kernel wake-ups that trigger an evaluation between sync periods.
 	Notifiers *Notifiers `json:"notifiers,omitempty"`
 	// Eviction configures the escalation ladder.

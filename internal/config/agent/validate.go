@@ -1,15 +1,14 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-pressure/pressure/internal/config/configfile"
 )
 
 // Bounds Validate enforces.
@@ -17,31 +16,18 @@ const (
 	minSyncPeriod         = time.Second
 	maxSyncPeriod         = 10 * time.Minute
 	minPollInterval       = 10 * time.Millisecond
+	minAPITimeout         = 100 * time.Millisecond
+	maxAPITimeout         = 30 * time.Second
+	minKubeletRefresh     = time.Second
+	maxKubeletRefresh     = time.Hour
 	maxPDBFallbackWait    = time.Minute
 	maxEvictionsPerMinute = 600
 )
 
-// FieldError is one validation problem: the file, the field, the value and why it is wrong.
-type FieldError struct {
-	File   string // the configuration file path, or "defaults" when there is none
-	Field  string // JSON path in the file, e.g. eviction.pdbFallbackWait
-	Value  any
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: field %s: value %q: %s", e.File, e.Field, fmt.Sprint(e.Value), e.Reason)
-}
-
-type validator struct {
-	file string
-	errs []error
-}
+type validator struct{ configfile.Validator }
 
 func (v *validator) check(ok bool, field string, value any, reason string) {
-	if !ok {
-		v.errs = append(v.errs, &FieldError{File: v.file, Field: field, Value: value, Reason: reason})
-	}
+	v.Check(ok, field, value, reason)
 }
 
 // Validate checks a defaulted configuration and returns every problem joined (errors.Join of
@@ -50,18 +36,25 @@ func Validate(c *AgentConfiguration, file string) error {
 	if file == "" {
 		file = "defaults"
 	}
-	v := &validator{file: file}
+	v := &validator{configfile.Validator{Source: func(string) string { return file }}}
 	v.check(*c.NodeName != "", "nodeName", *c.NodeName, "is required")
 	if *c.NodeName != "" {
 		msgs := validation.IsDNS1123Subdomain(*c.NodeName)
 		v.check(len(msgs) == 0, "nodeName", *c.NodeName, fmt.Sprint(msgs))
 	}
 	p := Policy(*c.Policy)
-	v.check(p == PolicyPressure || p == PolicyKubelet, "policy", *c.Policy, `must be "pressure" or "kubelet"`)
+	v.check(p == PolicyPressure || p == PolicyKubelet || p == PolicyReclaimAware, "policy", *c.Policy,
+		`must be "pressure", "kubelet" or "reclaim-aware"`)
 	v.headroom(p, c.Headroom)
 	sync := c.SyncPeriod.Duration
 	v.check(sync >= minSyncPeriod && sync <= maxSyncPeriod, "syncPeriod", sync,
 		fmt.Sprintf("must be between %s and %s", minSyncPeriod, maxSyncPeriod))
+	api := c.APITimeout.Duration
+	v.check(api >= minAPITimeout && api <= maxAPITimeout, "apiTimeout", api,
+		fmt.Sprintf("must be between %s and %s", minAPITimeout, maxAPITimeout))
+	refresh := c.KubeletConfigRefresh.Duration
+	v.check(refresh == 0 || (refresh >= minKubeletRefresh && refresh <= maxKubeletRefresh), "kubeletConfigRefresh", refresh,
+		fmt.Sprintf("must be 0s (never) or between %s and %s", minKubeletRefresh, maxKubeletRefresh))
 	poll := c.Notifiers.PollInterval.Duration
 	v.check(poll >= minPollInterval && poll <= sync, "notifiers.pollInterval", poll,
 		fmt.Sprintf("must be between %s and syncPeriod %s", minPollInterval, sync))
@@ -72,14 +65,14 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.check(n >= 1 && n <= maxEvictionsPerMinute, "maxEvictionsPerMinute", n,
 		fmt.Sprintf("must be between 1 and %d", maxEvictionsPerMinute))
 	v.loopBreaker(c.LoopBreaker)
-	v.address("metricsBindAddress", *c.MetricsBindAddress)
-	v.address("healthProbeBindAddress", *c.HealthProbeBindAddress)
+	v.Address("metricsBindAddress", *c.MetricsBindAddress, false)
+	v.Address("healthProbeBindAddress", *c.HealthProbeBindAddress, false)
 	v.absolute("cgroupRoot", *c.CgroupRoot, true)
 	v.absolute("procRoot", *c.ProcRoot, true)
 	v.absolute("kubeletRootDir", *c.KubeletRootDir, true)
 	v.absolute("imageFsDir", *c.ImageFsDir, false)
 	v.absolute("kubeletConfigFile", *c.KubeletConfigFile, false)
-	return errors.Join(v.errs...)
+	return v.Err()
 }
 
 func (v *validator) headroom(p Policy, h map[string]string) {
@@ -91,12 +84,12 @@ func (v *validator) headroom(p Policy, h map[string]string) {
 	for _, k := range keys {
 		field := "headroom." + k
 		if p == PolicyKubelet {
-			v.check(false, field, h[k], `is only used with policy "pressure"; policy "kubelet" uses the kubelet's thresholds as they are`)
+			v.check(false, field, h[k], `is only used with policy "pressure" or "reclaim-aware"; policy "kubelet" uses the kubelet's thresholds as they are`)
 			continue
 		}
 		v.check(validSignals[k], field, k, fmt.Sprintf("unknown eviction signal; valid: %v", signalNames()))
 		_, err := parseHeadroom(k, h[k])
-		v.check(err == nil, field, h[k], errText(err))
+		v.check(err == nil, field, h[k], configfile.Text(err))
 	}
 }
 
@@ -118,32 +111,10 @@ func (v *validator) loopBreaker(lb *LoopBreaker) {
 		"must be a non-empty prefix of an object name (lower case alphanumerics, '-' and '.')")
 }
 
-func (v *validator) address(field, addr string) {
-	if addr == "0" {
-		return
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err == nil {
-		var n int
-		n, err = strconv.Atoi(port)
-		if err == nil && (n < 0 || n > 65535) {
-			err = fmt.Errorf("port %d out of range", n)
-		}
-	}
-	v.check(err == nil, field, addr, `must be host:port, :port or "0" to disable: `+errText(err))
-}
-
 func (v *validator) absolute(field, path string, required bool) {
 	if path == "" {
 		v.check(!required, field, path, "must be an absolute path")
 		return
 	}
 	v.check(filepath.IsAbs(path), field, path, "must be an absolute path")
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/kube-pressure/pressure/internal/config/configfile"
 )
 
 func load(t *testing.T, path string) (*JanitorConfiguration, error) {
@@ -114,9 +116,9 @@ func TestValidateReturnsEveryProblemNamingFileFieldAndValue(t *testing.T) {
 	}
 	var got []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var fe *FieldError
+		var fe *configfile.FieldError
 		if !errors.As(e, &fe) {
-			t.Fatalf("problem %v is not a *FieldError", e)
+			t.Fatalf("problem %v is not a *configfile.FieldError", e)
 		}
 		if fe.Source != "testdata/invalid-values.yaml" {
 			t.Errorf("problem %v: source %q; want the file", fe, fe.Source)

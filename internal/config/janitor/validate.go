@@ -1,32 +1,18 @@
 package janitor
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kube-pressure/pressure/internal/config/configfile"
 )
 
 // leaderElectionJitter is client-go's leaderelection.JitterFactor: RenewDeadline must exceed
 // RetryPeriod times it.
 const leaderElectionJitter = 1.2
-
-// FieldError is one validation problem: where the value came from, the field, the value and why
-// it is wrong.
-type FieldError struct {
-	Source string // file path, or the flag that set the field
-	Field  string // JSON path in the file, e.g. rateLimit.burst
-	Value  any
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: field %s: value %q: %s", e.Source, e.Field, fmt.Sprint(e.Value), e.Reason)
-}
 
 // Origin says where each field came from, so errors name the file or the flag.
 type Origin struct {
@@ -47,21 +33,16 @@ func (o Origin) of(field string) string {
 	return o.File
 }
 
-type validator struct {
-	origin Origin
-	errs   []error
-}
+type validator struct{ configfile.Validator }
 
 func (v *validator) check(ok bool, field string, value any, reason string) {
-	if !ok {
-		v.errs = append(v.errs, &FieldError{Source: v.origin.of(field), Field: field, Value: value, Reason: reason})
-	}
+	v.Check(ok, field, value, reason)
 }
 
 // Validate checks a defaulted configuration and returns every problem joined (errors.Join of
 // *FieldError), or nil.
 func Validate(c *JanitorConfiguration, origin Origin) error {
-	v := &validator{origin: origin}
+	v := &validator{configfile.Validator{Source: origin.of}}
 	v.check(c.TTL.Duration >= 0, "ttl", c.TTL.Duration, "must not be negative")
 	v.check(*c.KeepPerOwner >= 0, "keepPerOwner", *c.KeepPerOwner, "must not be negative")
 	v.check(len(c.Reasons) > 0 || *c.DeleteSucceeded, "reasons", c.Reasons, "is empty and deleteSucceeded is false: nothing would ever be deleted")
@@ -72,21 +53,14 @@ func Validate(c *JanitorConfiguration, origin Origin) error {
 	v.namespaces("excludeNamespaces", c.ExcludeNamespaces)
 	v.overlap(c.Namespaces, c.ExcludeNamespaces)
 	_, err := labels.Parse(*c.LabelSelector)
-	v.check(err == nil, "labelSelector", *c.LabelSelector, errText(err))
+	v.check(err == nil, "labelSelector", *c.LabelSelector, configfile.Text(err))
 	v.check(*c.RateLimit.DeletionsPerSecond > 0, "rateLimit.deletionsPerSecond", *c.RateLimit.DeletionsPerSecond, "must be positive")
 	v.check(*c.RateLimit.Burst >= 1, "rateLimit.burst", *c.RateLimit.Burst, "must be at least 1")
 	v.check(*c.Workers >= 1, "workers", *c.Workers, "must be at least 1")
 	v.leaderElection(c.LeaderElection)
-	v.address("metricsBindAddress", *c.MetricsBindAddress)
-	v.address("healthProbeBindAddress", *c.HealthProbeBindAddress)
-	return errors.Join(v.errs...)
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	v.Address("metricsBindAddress", *c.MetricsBindAddress, true)
+	v.Address("healthProbeBindAddress", *c.HealthProbeBindAddress, true)
+	return v.Err()
 }
 
 func (v *validator) namespaces(field string, names []string) {
@@ -117,19 +91,4 @@ func (v *validator) leaderElection(le *LeaderElection) {
 	v.check(ld > rd, "leaderElection.leaseDuration", ld, fmt.Sprintf("must be greater than renewDeadline %s", rd))
 	v.check(float64(rd) > leaderElectionJitter*float64(rp), "leaderElection.renewDeadline", rd,
 		fmt.Sprintf("must be greater than %.1f × retryPeriod %s", leaderElectionJitter, rp))
-}
-
-func (v *validator) address(field, addr string) {
-	if addr == "" || addr == "0" {
-		return
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err == nil {
-		var n int
-		n, err = strconv.Atoi(port)
-		if err == nil && (n < 0 || n > 65535) {
-			err = fmt.Errorf("port %d out of range", n)
-		}
-	}
-	v.check(err == nil, field, addr, "must be host:port or \"0\" to disable: "+errText(err))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
@@ -174,7 +175,8 @@ func checkReader(t *testing.T, r *cgroupfs.Reader, w want) {
 	if err != nil {
 		t.Errorf("Pods: %v", err)
 	}
-	if d := cmp.Diff(pods, w.pods); d != "" {
+	// The reclaim fields (PodStats.Memory) are checked by TestReclaimFieldsOnFixtures.
+	if d := cmp.Diff(pods, w.pods, cmpopts.IgnoreFields(signal.PodStats{}, "Memory")); d != "" {
 		t.Errorf("Pods (-got +want):\n%s", d)
 	}
 	psi, err := r.Pressure(now)
@@ -236,6 +238,48 @@ func TestAbsentIsNotZero(t *testing.T) {
 				t.Errorf("NodeMemory() returned a value with an error: %v", got)
 			}
 			t.Logf("error text: %v", err)
+		})
+	}
+}
+
+func TestThreadsAreCountedFromTheThreadFilesAndAbsentWithoutThem(t *testing.T) {
+	for _, tc := range []struct{ fixture, file string }{
+		{"cgroupv1-cgroupfs", "tasks"},
+		{"cgroupv2-systemd", "cgroup.threads"},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			root := copyFixture(t, tc.fixture)
+			l := detect(t, root)
+			cgs, err := l.PodCgroups()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cg := range cgs {
+				if cg.UID != uidB {
+					continue
+				}
+				// Two processes of 3 and 2 threads, one in a child cgroup (a container).
+				dir := filepath.Join(l.Memory, cg.Rel)
+				child := filepath.Join(dir, "ctr")
+				if err := os.MkdirAll(child, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for path, lines := range map[string]string{filepath.Join(dir, tc.file): "10\n11\n12\n", filepath.Join(child, tc.file): "20\n21\n"} {
+					if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			pods, err := (&cgroupfs.Reader{Layout: l}).Pods(now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pods[uidB].ThreadCount; got == nil || *got != 5 {
+				t.Errorf("ThreadCount of %s = %v, want 5", uidB, got)
+			}
+			if got := pods[uidG].ThreadCount; got != nil {
+				t.Errorf("ThreadCount of %s without thread files = %d, want nil (not measured)", uidG, *got)
+			}
 		})
 	}
 }

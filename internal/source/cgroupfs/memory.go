@@ -26,6 +26,8 @@ type Memory struct {
 	// Limit is memory.limit_in_bytes (v1) or memory.max (v2); nil when unlimited (> 2^62) or, for a
 	// root cgroup, when there is no limit file.
 	Limit *uint64
+	// Stat is the parsed memory.stat (ReclaimStat picks the reclaim fields).
+	Stat map[string]uint64
 }
 
 // WorkingSet is usage − inactive_file, floored at 0 (cAdvisor setMemoryStats).
@@ -89,6 +91,7 @@ func readMemoryV1(dir string) (Memory, error) {
 	if m.InactiveFile, err = statKey(stat, statPath, "total_inactive_file"); err != nil {
 		return Memory{}, err
 	}
+	m.Stat = stat
 	return m, nil
 }
 
@@ -112,6 +115,7 @@ func readMemoryV2(dir string) (Memory, error) {
 	if m.InactiveFile, err = statKey(stat, statPath, "inactive_file"); err != nil {
 		return Memory{}, err
 	}
+	m.Stat = stat
 	return m, nil
 }
 
@@ -134,6 +138,7 @@ func readRootV2(dir string) (Memory, error) {
 		return Memory{}, err
 	}
 	m.Usage = anon + file
+	m.Stat = stat
 	return m, nil
 }
 

@@ -2,10 +2,12 @@ package cgroupfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kube-pressure/pressure/internal/source/parse"
@@ -84,23 +86,73 @@ func podUID(e fs.DirEntry, prefix, suffix string, d Driver) (string, bool) {
 	return uid, true
 }
 
-// ProcessCount counts the processes in cgroup rel and every cgroup below it (cgroup.procs lines), which
-// is what the kubelet reports as a pod's process count.
-func (l Layout) ProcessCount(rel string) (uint64, error) {
-	var n uint64
+// Tasks counts the processes (cgroup.procs lines) and the threads (tasks on cgroup v1, cgroup.threads
+// on v2) in cgroup rel and every cgroup below it. The process count is what the kubelet reports as a
+// pod's process count; the thread count is what the pod holds of pid.available (the kernel's task
+// count, threads included). Threads is nil when no thread file exists (a fixture tree without them).
+func (l Layout) Tasks(rel string) (TaskCount, error) {
+	threadsFile := "tasks"
+	if l.Version == V2 {
+		threadsFile = "cgroup.threads"
+	}
+	var tc TaskCount
+	var threads uint64
+	seen := false
 	err := filepath.WalkDir(filepath.Join(l.Memory, rel), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || d.Name() != "cgroup.procs" {
+		if d.IsDir() {
 			return nil
 		}
-		c, err := readFile(p, parse.Lines)
-		n += c
-		return err
+		switch d.Name() {
+		case "cgroup.procs":
+			c, err := readFile(p, parse.Lines)
+			tc.Processes += c
+			return err
+		case threadsFile:
+			c, err := readFile(p, parse.Lines)
+			threads += c
+			seen = true
+			return err
+		}
+		return nil
 	})
 	if err != nil {
-		return 0, err
+		return TaskCount{}, err
 	}
-	return n, nil
+	if seen {
+		tc.Threads = &threads
+	}
+	return tc, nil
+}
+
+// TaskCount is what Tasks counts.
+type TaskCount struct {
+	Processes uint64
+	Threads   *uint64
+}
+
+// PIDs lists the processes of the cgroup rel and of every cgroup below it (a pod's containers), from
+// their cgroup.procs files, in the files' order.
+func (l Layout) PIDs(rel string) ([]int, error) {
+	var out []int
+	err := filepath.WalkDir(filepath.Join(l.Memory, rel), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("cgroupfs: %w", err)
+		}
+		for i, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil || pid <= 0 {
+				return &parse.Error{Path: p, Line: i + 1, Value: f, Err: fmt.Errorf("not a process id")}
+			}
+			out = append(out, pid)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,6 +22,38 @@ var ErrUnlimited = errors.New("pods cgroup memory limit is unlimited")
 // Reader computes memory signals from a detected Layout.
 type Reader struct {
 	Layout Layout
+	// PageSize is the size of the pages memory.stat's workingset counters count; 0 means the host's
+	// (os.Getpagesize).
+	PageSize uint64
+}
+
+func (r *Reader) pageSize() uint64 {
+	if r.PageSize == 0 {
+		return uint64(os.Getpagesize())
+	}
+	return r.PageSize
+}
+
+// NodeMemoryStat returns the reclaim fields of the root cgroup's memory.stat (v1: the total_ counters).
+func (r *Reader) NodeMemoryStat() (signal.MemoryStat, error) {
+	m, err := r.Layout.ReadMemory("")
+	if err != nil {
+		return signal.MemoryStat{}, fmt.Errorf("node memory.stat: %w", err)
+	}
+	return ReclaimStat(m.Stat, r.Layout.Version, r.pageSize()), nil
+}
+
+// PodsMemoryStat returns the reclaim fields of the pods cgroup's memory.stat, or an error wrapping
+// ErrNoPodsCgroup.
+func (r *Reader) PodsMemoryStat() (signal.MemoryStat, error) {
+	if r.Layout.Driver == DriverNone {
+		return signal.MemoryStat{}, fmt.Errorf("pods memory.stat: %w", ErrNoPodsCgroup)
+	}
+	m, err := r.Layout.ReadMemory(r.Layout.PodsCgroup)
+	if err != nil {
+		return signal.MemoryStat{}, fmt.Errorf("pods memory.stat: %w", err)
+	}
+	return ReclaimStat(m.Stat, r.Layout.Version, r.pageSize()), nil
 }
 
 // NodeMemory returns memory.available = memTotal − root working set, capacity memTotal.
@@ -58,7 +91,7 @@ func (r *Reader) AllocatableMemory(now time.Time) (signal.Observation, error) {
 	}, nil
 }
 
-// Pods returns per-pod working set and process count keyed by pod UID. A pod whose files cannot be read
+// Pods returns per-pod working set, memory.stat reclaim fields, process and thread count keyed by pod UID. A pod whose files cannot be read
 // is left out and its error joined into the returned error; the other pods are still returned.
 func (r *Reader) Pods(now time.Time) (map[string]signal.PodStats, error) {
 	cgs, err := r.Layout.PodCgroups()
@@ -83,12 +116,13 @@ func (r *Reader) pod(cg PodCgroup, now time.Time) (signal.PodStats, error) {
 	if err != nil {
 		return signal.PodStats{}, err
 	}
-	n, err := r.Layout.ProcessCount(cg.Rel)
+	tc, err := r.Layout.Tasks(cg.Rel)
 	if err != nil {
 		return signal.PodStats{}, err
 	}
-	return signal.PodStats{UID: cg.UID, Time: now, MemoryWorkingSet: signal.Uint64(m.WorkingSet()),
-		ProcessCount: signal.Uint64(n)}, nil
+	ms := ReclaimStat(m.Stat, r.Layout.Version, r.pageSize())
+	return signal.PodStats{UID: cg.UID, Time: now, MemoryWorkingSet: signal.Uint64(m.WorkingSet()), Memory: &ms,
+		ProcessCount: signal.Uint64(tc.Processes), ThreadCount: tc.Threads}, nil
 }
 
 // Pressure returns the PSI of the pods cgroup (Scope = its name) when the cgroup2 hierarchy has the

@@ -65,6 +65,9 @@ func TestRealV1PodWorkingSet(t *testing.T) {
 	if *p.ProcessCount != 1 {
 		t.Errorf("pod process count = %d, want 1 (the hog)", *p.ProcessCount)
 	}
+	if p.ThreadCount == nil || *p.ThreadCount <= *p.ProcessCount {
+		t.Errorf("pod thread count = %v, want more than its one process (the Go runtime starts several threads)", p.ThreadCount)
+	}
 
 	a, err := r.AllocatableMemory(now)
 	if err != nil {
@@ -85,6 +88,6 @@ func TestRealV1PodWorkingSet(t *testing.T) {
 	if n.Capacity != int64(total) || n.Available <= 0 || n.Available >= int64(total)-alloc {
 		t.Errorf("memory.available = %v, want capacity MemTotal and 0 < available < MemTotal − 64 MiB", n)
 	}
-	t.Logf("pod ws=%d MiB procs=%d; allocatable=%d MiB of %d MiB; node available=%d MiB of %d MiB",
-		ws/mib, *p.ProcessCount, a.Available/mib, a.Capacity/mib, n.Available/mib, n.Capacity/mib)
+	t.Logf("pod ws=%d MiB procs=%d threads=%d; allocatable=%d MiB of %d MiB; node available=%d MiB of %d MiB",
+		ws/mib, *p.ProcessCount, *p.ThreadCount, a.Available/mib, a.Capacity/mib, n.Available/mib, n.Capacity/mib)
 }

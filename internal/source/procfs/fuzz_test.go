@@ -1,6 +1,9 @@
 package procfs_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +57,61 @@ func FuzzParseSysctlUint(f *testing.F) {
 	f.Add("")
 	f.Fuzz(func(t *testing.T, in string) {
 		_, _ = procfs.ParseSysctlUint(strings.NewReader(in), "pid_max")
+	})
+}
+
+func FuzzParseOOMScoreAdj(f *testing.F) {
+	f.Add("-997\n")
+	f.Add("1000")
+	f.Add("-1001\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		v, err := procfs.ParseOOMScoreAdj(strings.NewReader(in), "oom_score_adj")
+		if err == nil && (v < -1000 || v > 1000) {
+			t.Errorf("oom_score_adj %d out of range from %q", v, in)
+		}
+		if err != nil && (v != 0 || !strings.Contains(err.Error(), "oom_score_adj")) {
+			t.Errorf("error %v (value %d) does not name the file or returns a value", err, v)
+		}
+	})
+}
+
+func TestOOMScoreAdj(t *testing.T) {
+	root := t.TempDir()
+	for pid, v := range map[string]string{"10": "-997\n", "11": "abc\n", "12": "1001\n"} {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "oom_score_adj"), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := procfs.NewReader(root)
+	if v, err := r.OOMScoreAdj(10); err != nil || v != -997 {
+		t.Errorf("pid 10: %d, %v; want -997", v, err)
+	}
+	for _, pid := range []int{11, 12, 13} {
+		if _, err := r.OOMScoreAdj(pid); err == nil || !strings.Contains(err.Error(), filepath.Join(root, fmt.Sprint(pid), "oom_score_adj")) {
+			t.Errorf("pid %d: error %v, want one naming the file", pid, err)
+		}
+	}
+	if v, err := procfs.NewReader("/proc").OOMScoreAdj(os.Getpid()); err != nil || v < -1000 || v > 1000 {
+		t.Errorf("this process's oom_score_adj on the real /proc: %d, %v", v, err)
+	}
+}
+
+func FuzzParseVmstat(f *testing.F) {
+	f.Add("nr_active_file 234164\nworkingset_refault_file 284855\nworkingset_activate_file 184921\n")
+	f.Add("workingset_activate -1\n")
+	f.Add("a b c\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		m, err := procfs.ParseVmstat(strings.NewReader(in), "vmstat")
+		if err != nil && m != nil {
+			t.Errorf("error %v with a non-nil map", err)
+		}
+		for k := range m {
+			if !strings.Contains(in, k) {
+				t.Errorf("counter %q is not in the input %q", k, in)
+			}
+		}
 	})
 }

@@ -4,7 +4,10 @@ package procfs
 // Each holds one decimal number, e.g. "32768".
 
 import (
+	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 
 	"github.com/kube-pressure/pressure/internal/source/parse"
 )
@@ -43,4 +46,24 @@ func (r *Reader) PIDs() (PIDs, error) {
 	}
 	p.Tasks = l.Tasks
 	return p, nil
+}
+
+// ParseOOMScoreAdj parses /proc/<pid>/oom_score_adj: one decimal integer from -1000 to 1000, e.g. "-997"
+// (proc(5); the kubelet writes -997 for Guaranteed and node-critical containers, -998 for the pause
+// container).
+func ParseOOMScoreAdj(r io.Reader, path string) (int, error) {
+	s, err := parse.SingleValue(r, path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < -1000 || v > 1000 {
+		return 0, &parse.Error{Path: path, Value: s, Err: fmt.Errorf("not an oom_score_adj (-1000 to 1000)")}
+	}
+	return v, nil
+}
+
+// OOMScoreAdj reads the oom_score_adj of process pid.
+func (r *Reader) OOMScoreAdj(pid int) (int, error) {
+	return withFile(r, filepath.Join(strconv.Itoa(pid), "oom_score_adj"), ParseOOMScoreAdj)
 }

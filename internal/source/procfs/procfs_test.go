@@ -143,6 +143,21 @@ func TestReaderOnCapturedFixture(t *testing.T) {
 	}
 }
 
+func TestVmstatOfCapturedFixture(t *testing.T) {
+	vm, err := procfs.NewReader(fixture).Vmstat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]uint64{"workingset_refault_file": 620256, "workingset_activate_file": 272954} {
+		if got, ok := vm[k]; !ok || got != want {
+			t.Errorf("Vmstat()[%q] = %d, %t; want %d", k, got, ok, want)
+		}
+	}
+	if _, err := procfs.NewReader(t.TempDir()).Vmstat(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Vmstat() of a tree without vmstat: error %v, want fs.ErrNotExist", err)
+	}
+}
+
 func TestPIDsUseTheSmallerCeiling(t *testing.T) {
 	p := procfs.PIDs{PIDMax: 4194304, ThreadsMax: 100000, Tasks: 500}
 	if p.Max() != 100000 || p.Available() != 99500 {

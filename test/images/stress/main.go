@@ -5,6 +5,8 @@
 //	stress mem  --rate 256Mi --target 3Gi [--step 4Mi] [--hold=true]
 //	stress disk --path /data/fill --rate 64Mi --target 1Gi [--step 4Mi] [--hold=true]
 //	stress fork --count N [--hold=true]
+//	stress cache  --path /data/f --size 1Gi [--sparse] [--passes 2] [--hold=true]
+//	stress thrash --path /data/f --size 3Gi [--sparse] [--passes 0] [--hold=true]
 //	stress sleep
 //
 // On SIGTERM or SIGINT it logs {"event":"sigterm"} and exits 3, so an evicted pod ends Failed
@@ -36,6 +38,8 @@ const usage = `usage:
   stress mem  --rate QTY --target QTY [--step QTY] [--hold=BOOL]
   stress disk --path FILE --rate QTY --target QTY [--step QTY] [--hold=BOOL]
   stress fork --count N [--hold=BOOL]
+  stress cache  --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
+  stress thrash --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
   stress sleep
 QTY is a Kubernetes quantity (256Mi, 1Gi, 1G); --rate is per second, 0 means unpaced;
 --target 0 means forever. SIGTERM/SIGINT: log {"event":"sigterm"} and exit 3.
@@ -53,7 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	cmds := map[string]command{"mem": runMem, "disk": runDisk, "fork": runFork, "sleep": runSleep}
+	cmds := map[string]command{"mem": runMem, "disk": runDisk, "fork": runFork, "sleep": runSleep, "cache": runCache,
+		"thrash": runThrash}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "stress: unknown subcommand %q\n%s", args[0], usage)

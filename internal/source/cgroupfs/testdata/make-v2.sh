@@ -10,7 +10,8 @@
 set -eu
 MiB=1048576
 stat() { # stat <dir> <anon> <file> <inactive_file>
-	active=$(($3 - $4))
+	# dirty is file/16, writeback file/32, refaults (pages of 4KiB) file/32KiB, activations half of them
+	active=$(($3 - $4)); dirty=$(($3 / 16)); wb=$(($3 / 32)); refault=$(($3 / 32768)); activate=$((refault / 2))
 	cat > "$1/memory.stat" <<STAT
 anon $2
 file $3
@@ -25,8 +26,8 @@ shmem 0
 zswap 0
 zswapped 0
 file_mapped 4194304
-file_dirty 0
-file_writeback 0
+file_dirty $dirty
+file_writeback $wb
 swapcached 0
 anon_thp 0
 file_thp 0
@@ -40,9 +41,9 @@ slab_reclaimable 1048576
 slab_unreclaimable 1048576
 slab 2097152
 workingset_refault_anon 0
-workingset_refault_file 0
+workingset_refault_file $refault
 workingset_activate_anon 0
-workingset_activate_file 0
+workingset_activate_file $activate
 workingset_restore_anon 0
 workingset_restore_file 0
 workingset_nodereclaim 0

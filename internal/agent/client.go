@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/transport"
+)
+
+// DefaultAPITimeout bounds each API call that is not a watch. It is well under the time a fast memory
+// ramp takes to exhaust the headroom (256Mi at 256 MiB/s is a second; the eviction request itself takes
+// milliseconds on a healthy API server), so a stalled API server fails a call in time for the policy's
+// backoff and the cgroup-kill rung, instead of holding the loop for client-go's default (none) or the
+// 10 s the agent once used as the HTTP client's timeout, which also cut every watch.
+const DefaultAPITimeout = 2 * time.Second
+
+// withAPIDeadline returns a copy of rc whose requests, except watches, each end after timeout: the
+// deadline is set per request on its context, never as the HTTP client's Timeout, which would also end
+// the pod informer's watch every timeout. A timeout of 0 sets none.
+func withAPIDeadline(rc *rest.Config, timeout time.Duration) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	rc.Timeout = 0
+	if timeout > 0 {
+		rc.WrapTransport = transport.Wrappers(rc.WrapTransport, func(rt http.RoundTripper) http.RoundTripper {
+			return &deadlineTransport{rt: rt, timeout: timeout}
+		})
+	}
+	return rc
+}
+
+// deadlineTransport gives every request that is not a watch a deadline of timeout from its start to
+// the end of its body.
+type deadlineTransport struct {
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func (d *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isWatch(req) {
+		return d.rt.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), d.timeout)
+	resp, err := d.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// WrappedRoundTripper lets client-go's debugging and cancellation helpers see through the wrapper.
+func (d *deadlineTransport) WrappedRoundTripper() http.RoundTripper { return d.rt }
+
+// isWatch reports whether req is a watch (?watch=true, also a streaming list's sendInitialEvents):
+// a long-running request that must not be cut.
+func isWatch(req *http.Request) bool {
+	switch req.URL.Query().Get("watch") {
+	case "true", "1":
+		return true
+	}
+	return false
+}
+
+// cancelOnClose releases the request's deadline when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// restConfig is the REST configuration from kubeconfig, or in-cluster when it is empty.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("agent: no --kubeconfig and not in a cluster: %w", err)
+		}
+		return rc, nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("agent: kubeconfig %s: %w", kubeconfig, err)
+	}
+	return rc, nil
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+)
+
+// StampLayout names a recording's snapshot directories: UTC, millisecond, sortable, no colons.
+const StampLayout = "20060102T150405.000Z"
+
+// FileRecording describes a recording: its node, interval, start and stop.
+const FileRecording = "recording.json"
+
+// RecordingInfo is the content of FileRecording.
+type RecordingInfo struct {
+	Node        string    `json:"node"`
+	Every       string    `json:"every"`
+	Started     time.Time `json:"started"`
+	Stopped     time.Time `json:"stopped,omitzero"`
+	Snapshots   int       `json:"snapshots"`
+	Failures    int       `json:"failures"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Redacted    bool      `json:"redacted"`
+}
+
+// recordOptions are the flags of `kubectl pressure record`.
+type recordOptions struct {
+	out      string
+	every    time.Duration
+	duration time.Duration
+	timeout  time.Duration
+	noRedact bool
+}
+
+func newRecordCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := recordOptions{every: time.Second, duration: 10 * time.Minute}
+	cmd := &cobra.Command{
+		Use:   "record NODE --out DIR [--every 1s] [--for 10m]",
+		Short: "Record a node's snapshots over time, for kubectl pressure simulate",
+		Long: `Record takes a snapshot of NODE every --every for --for (the same files "kubectl pressure snapshot"
+writes, redacted the same way) into DIR/<UTC time>/, and describes the recording in DIR/recording.json.
+Progress goes to stderr. Ctrl-C stops the recording cleanly and keeps what was recorded; a snapshot the
+kubelet does not answer in time (--kubelet-timeout) is skipped, counted and reported. Replay the
+recording with "kubectl pressure simulate DIR".`,
+		Example:           `  kubectl pressure record node-1 --every 1s --for 10m --out ./node-1-rec`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNodes(flags),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, err := o.check()
+			if err == nil {
+				cs, err = clientset(flags)
+			}
+			if err != nil {
+				return err
+			}
+			return o.record(cmd.Context(), cs, streams.ErrOut, args[0])
+		},
+	}
+	addKubeletTimeout(cmd, &o.timeout)
+	cmd.Flags().StringVar(&o.out, "out", "", "new directory to write the recording into (created 0700; files 0600)")
+	cmd.Flags().DurationVar(&o.every, "every", o.every, "interval between two snapshots (at least 100ms)")
+	cmd.Flags().DurationVar(&o.duration, "for", o.duration, "how long to record")
+	cmd.Flags().BoolVar(&o.noRedact, "no-redact", false, "keep the node and pods as the apiserver serves them")
+	return cmd
+}
+
+// check validates the flags; the returned clientset is always nil.
+func (o recordOptions) check() (kubernetes.Interface, error) {
+	switch {
+	case o.out == "":
+		return nil, errors.New("--out DIR is required")
+	case o.every < 100*time.Millisecond:
+		return nil, fmt.Errorf("--every %s: at least 100ms", o.every)
+	case o.duration <= 0:
+		return nil, fmt.Errorf("--for %s: must be positive", o.duration)
+	}
+	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("--out %s: not empty: a recording goes into a new directory", o.out)
+	}
+	return nil, nil
+}
+
+// record runs the recording until --for has passed or ctx is cancelled (Ctrl-C), which is not an
+// error: what was recorded is kept.
+func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, progress io.Writer, node string) error {
+	rec := RecordingInfo{Node: node, Every: o.every.String(), Started: time.Now().UTC(), Redacted: !o.noRedact}
+	first, err := o.fetch(ctx, cs, node)
+	if err != nil {
+		return fmt.Errorf("first snapshot: %w", err) // nothing written
+	}
+	if err := os.MkdirAll(o.out, 0o700); err != nil {
+		return err
+	}
+	if err := o.write(first, rec.Started); err != nil {
+		return err
+	}
+	if err := writeInfo(o.out, rec); err != nil {
+		return err
+	}
+	rec.Snapshots++
+	tick := time.NewTicker(o.every)
+	defer tick.Stop()
+	deadline := time.NewTimer(o.duration)
+	defer deadline.Stop()
+	o.progress(progress, rec, "")
+	for {
+		select {
+		case <-ctx.Done():
+			rec.Interrupted = true
+			return o.finish(progress, rec)
+		case <-deadline.C:
+			return o.finish(progress, rec)
+		case now := <-tick.C:
+			err := o.snapshot(ctx, cs, node, now.UTC())
+			switch {
+			case err != nil && ctx.Err() != nil:
+				continue // interrupted while fetching: nothing half-written
+			case err != nil:
+				rec.Failures++
+				o.progress(progress, rec, err.Error())
+			default:
+				rec.Snapshots++
+				o.progress(progress, rec, "")
+			}
+		}
+	}
+}
+
+// snapshot fetches one snapshot and writes it under its time.
+func (o recordOptions) snapshot(ctx context.Context, cs kubernetes.Interface, node string, at time.Time) error {
+	snap, err := o.fetch(ctx, cs, node)
+	if err != nil {
+		return err
+	}
+	return o.write(snap, at)
+}
+
+// fetch gets one snapshot of the node, redacted unless --no-redact.
+func (o recordOptions) fetch(ctx context.Context, cs kubernetes.Interface, node string) (*Snapshot, error) {
+	snap, err := FetchSnapshotTimeout(ctx, cs, node, o.timeout)
+	if err != nil {
+		return nil, err
+	}
+	if !o.noRedact {
+		if err := snap.Redact(); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
+}
+
+// write writes a snapshot under its time, atomically (a temporary directory renamed), so that an
+// interruption never leaves half a snapshot.
+func (o recordOptions) write(snap *Snapshot, at time.Time) error {
+	name := at.Format(StampLayout)
+	tmp := filepath.Join(o.out, ".tmp-"+name)
+	if err := snap.WriteDir(tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(o.out, name))
+}
+
+func (o recordOptions) progress(w io.Writer, rec RecordingInfo, failure string) {
+	elapsed := time.Since(rec.Started).Round(time.Second)
+	if failure != "" {
+		fmt.Fprintf(w, "record %s: %s: snapshot skipped (%d so far): %s\n", rec.Node, elapsed, rec.Failures, failure)
+		return
+	}
+	if rec.Snapshots == 1 || rec.Snapshots%10 == 0 {
+		fmt.Fprintf(w, "record %s: %d snapshots in %s of %s into %s\n", rec.Node, rec.Snapshots, elapsed, o.duration, o.out)
+	}
+}
+
+// finish writes recording.json and the closing line.
+func (o recordOptions) finish(w io.Writer, rec RecordingInfo) error {
+	rec.Stopped = time.Now().UTC()
+	if err := writeInfo(o.out, rec); err != nil {
+		return err
+	}
+	how := "done"
+	if rec.Interrupted {
+		how = "interrupted, kept what was recorded"
+	}
+	fmt.Fprintf(w, "record %s: %s: %d snapshots (%d skipped) in %s into %s; replay with: kubectl pressure simulate %s\n",
+		rec.Node, how, rec.Snapshots, rec.Failures, rec.Stopped.Sub(rec.Started).Round(time.Second), o.out, o.out)
+	return nil
+}
+
+// writeInfo writes recording.json (at the start, and again at the end with the counts).
+func writeInfo(dir string, rec RecordingInfo) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, FileRecording), append(data, '\n'), 0o600)
+}

@@ -1,0 +1,33 @@
+package agent
+
+import (
+	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// PolicyConfig returns the policy settings of the configuration: what pressure-agent's policy.Step runs
+// with, and what kubectl pressure explain --agent-config predicts with. Settings the file does not
+// carry keep policy.DefaultConfig's values; the trend kill is on only with eviction.allowCgroupKill.
+func (c *Config) PolicyConfig() policy.Config {
+	out := policy.DefaultConfig()
+	out.Policy = policy.Name(c.Policy)
+	out.Headroom = policy.Headroom{}
+	for _, h := range c.Headroom {
+		v := threshold.Value{Percentage: float32(h.Percentage)}
+		if h.Quantity != nil {
+			q := h.Quantity.DeepCopy()
+			v = threshold.Value{Quantity: &q}
+		}
+		out.Headroom[signal.Signal(h.Signal)] = v
+	}
+	out.MaxEvictionsPerMinute = c.MaxEvictionsPerMinute
+	if c.Ladder.AllowCgroupKill {
+		out.KillLead = policy.DefaultKillLead
+	}
+	if c.LoopBreaker.Enabled {
+		out.TaintHysteresis = c.LoopBreaker.TaintHysteresis
+	}
+	out.DryRun = c.DryRun
+	return out
+}

@@ -1,0 +1,48 @@
+// Package policy is pressure-agent's eviction policy as a pure function of observations, pods and time:
+//
+//	Step(State, Input{Now, Config, Kubelet, Snapshot, Pods, InFlight, Outcomes}) (State, Plan)
+//
+// One Step is one sync of the agent. It derives the thresholds the policy acts on (the kubelet's,
+// containerfs thresholds derived from the first observed filesystem layout, and for policy Pressure the
+// hard ones raised by a headroom and every byte threshold given a minimum reclaim), runs the kubelet's
+// synchronize (internal/decision) on them, and decides what the agent does about it:
+//
+//   - Pressure: evict to a target. Pods whose eviction is under way are not candidates, and the usage
+//     they had when their eviction was requested (never more, and never after their grace period plus
+//     Config.TerminatingMargin) counts as available again. The victim walk takes pods in the kubelet's
+//     rank order until their expected release brings the signal back to threshold + minimum reclaim, at
+//     most Config.MaxEvictionsPerSync per step and Config.MaxEvictionsPerMinute in any sliding minute;
+//     critical pods, pods that free nothing (no cgroup, no usage) and pods a PodDisruptionBudget refused
+//     within Config.PDBRetry are skipped, so the next pod is tried.
+//   - Kubelet: the kubelet's answer, one pod per step (quirks included: a pod without stats ranks
+//     first), bounded by the same minute limit.
+//   - ReclaimAware: Pressure on what the kernel cannot reclaim. Each memory signal's available amount is
+//     re-read on the non-reclaimable estimate (EstimateReclaim: the scope's file pages minus dirty,
+//     writeback and what was refaulted within ReclaimConfig.RefaultWindow; anon and shmem are never
+//     reclaimable): capacity − (usage − reclaimable). Unless the kernel's stall signals confirm the
+//     pressure (memory PSI some/full avg10 of the node or the pods cgroup, and the file activation or
+//     refault rate), the policy acts on that estimate alone, so clean page cache never causes an
+//     eviction while a growing anonymous hog still does (the fast path needs no PSI). Confirmed, it acts
+//     on the lower of the estimate and the working set, as it does once the working set is within
+//     ReclaimConfig.KubeletMargin of the kubelet's own threshold (the kubelet evicts there whatever the
+//     estimate says). Pods are ranked by their non-reclaimable usage
+//     above request. Where the estimate is unknown (no memory.stat, or no refault rate yet while PSI is
+//     not low) the signal is acted on as Pressure does. Plan.Reclaim records each view.
+//
+// The Plan lists what to carry out, each action independent of the others: evictions (with their rank,
+// expected release and why), SIGKILLs of pods the memory trend says the OOM killer would reach before
+// their eviction completes (Config.KillLead), the wanted state of the node's pressure taint (on while
+// a threshold of ours is met and for Config.TaintHysteresis after), the node events (pressure started,
+// ended), evictions deferred and why (API backoff, minute limit), and a trace. The shell carries the
+// Plan out and feeds what happened (Outcome) into the next Step: an eviction planned is counted as in
+// flight from the Step that planned it, so a Step that runs before the outcome is known never plans it
+// again; an outcome that says nothing happened (refused, failed, the API unreachable) gives the pod
+// back. The API backoff is part of the State: only an outcome whose API call got no answer (or "try
+// later") opens or extends it, only an answer resets it, and a cgroup kill does neither.
+//
+// Step never modifies its State or Input (State is a value; its fields are unexported and copied on
+// write). The package has no I/O, clock, goroutines or logging (internal/archtest enforces it), so the
+// agent, kubectl pressure explain (Input.Persisting: "if the pressure persisted") and the simulator run
+// the same code on the same inputs and get the same answer. Every sort is a total order; map order never
+// reaches a Plan.
+package policy

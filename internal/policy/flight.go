@@ -1,0 +1,141 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// forget drops the flights of pods no longer listed and of pods still listed, not terminating, whose
+// flight is older than InFlightTTL (a lost eviction, or a pod killed on the node that restarted), and
+// the refusals whose pause is over.
+func (st *State) forget(now time.Time, pods []Pod, cfg Config) {
+	listed := make(map[string]Pod, len(pods))
+	for _, p := range pods {
+		listed[p.Candidate.UID] = p
+	}
+	for uid, f := range st.flights {
+		p, ok := listed[uid]
+		if !ok || (!p.Terminating() && now.Sub(f.since) >= cfg.InFlightTTL) {
+			delete(st.flights, uid)
+		}
+	}
+	for uid, r := range st.refused {
+		if _, ok := listed[uid]; !ok || now.Sub(r.at) >= cfg.PDBRetry {
+			delete(st.refused, uid)
+		}
+	}
+}
+
+// adopt starts the flights the policy did not plan: a terminating pod first seen (its deletion came
+// from elsewhere, or the agent restarted), and a ledger entry younger than InFlightTTL of a pod still
+// listed (a restarted agent's earlier request). The credit bound is the pod's usage now: the best known
+// of what it had when its eviction started.
+func (st *State) adopt(now time.Time, pods []Pod, ledger []InFlight, cfg Config) {
+	entries := map[string]InFlight{}
+	for _, e := range ledger {
+		if cur, ok := entries[e.UID]; !ok || e.At.After(cur.At) {
+			entries[e.UID] = e
+		}
+	}
+	for _, p := range pods {
+		uid := p.Candidate.UID
+		f, ok := st.flights[uid]
+		switch {
+		case p.Terminating() && (!ok || !f.observed):
+			if !ok {
+				f = bound(p.Candidate, now, "terminating")
+			}
+			f.observed = true
+			st.flights[uid] = f
+		case !ok:
+			e, inLedger := entries[uid]
+			if inLedger && now.Sub(e.At) < cfg.InFlightTTL {
+				f = bound(p.Candidate, e.At, "in the ledger ("+e.Rung+")")
+				f.observed = true
+				st.flights[uid] = f
+			}
+		}
+	}
+}
+
+// bound starts a flight at since whose credit is bounded by the pod's usage now.
+func bound(c rank.Candidate, since time.Time, origin string) flight {
+	f := flight{since: since, origin: origin}
+	if c.Stats != nil && c.Stats.MemoryWorkingSet != nil {
+		f.memory, f.memKnown = int64(*c.Stats.MemoryWorkingSet), true
+	}
+	if c.Stats != nil && c.Stats.ThreadCount != nil {
+		f.pids, f.pidKnown = int64(*c.Stats.ThreadCount), true
+	}
+	return f
+}
+
+// credit returns the in-flight pods' credits, by pod: what each had when its flight started, or what it
+// has now if less; nothing for a pod without stats now (its memory, if any, is already free) or for a
+// pod terminating past its deletion timestamp plus TerminatingMargin.
+func (st *State) credit(now time.Time, pods []Pod, cfg Config, p *Plan) []Credit {
+	var out []Credit
+	for _, pod := range pods {
+		c := pod.Candidate
+		f, ok := st.flights[c.UID]
+		if !ok {
+			continue
+		}
+		ref := PodRef{UID: c.UID, Namespace: c.Namespace, Name: c.Name}
+		why := f.origin + " at " + stamp(f.since)
+		if pod.Terminating() {
+			why = "terminating, grace period ends " + stamp(pod.DeletionTimestamp)
+			if end := pod.DeletionTimestamp.Add(cfg.TerminatingMargin); !now.Before(end) {
+				p.tr().add(KindInFlight, ref.String(), why+fmt.Sprintf(": past it by more than %s, no credit", cfg.TerminatingMargin))
+				continue
+			}
+		}
+		cr := Credit{Pod: ref, Why: why}
+		cur := bound(c, now, "")
+		if f.memKnown && cur.memKnown {
+			cr.Memory = min(f.memory, cur.memory)
+		}
+		if f.pidKnown && cur.pidKnown {
+			cr.PIDs = min(f.pids, cur.pids)
+		}
+		p.tr().add(KindInFlight, ref.String(), fmt.Sprintf("%s: credit %s memory, %d threads", why,
+			threshold.FormatQuantity(cr.Memory, true), cr.PIDs))
+		out = append(out, cr)
+	}
+	return out
+}
+
+// inFlight reports whether the pod's eviction is under way.
+func (st *State) inFlight(p Pod) bool {
+	_, ok := st.flights[p.Candidate.UID]
+	return ok || p.Terminating()
+}
+
+// credited returns a copy of the snapshot whose memory signals count the credited memory as available
+// again and pid.available the credited threads (each capped at capacity).
+func credited(s signal.Snapshot, credits []Credit) signal.Snapshot {
+	var mem, pids int64
+	for _, c := range credits {
+		mem += c.Memory
+		pids += c.PIDs
+	}
+	if mem <= 0 && pids <= 0 {
+		return s
+	}
+	out := s
+	out.Observations = make(map[signal.Signal]signal.Observation, len(s.Observations))
+	for sig, o := range s.Observations {
+		switch {
+		case sig.IsMemory():
+			o.Available = min(o.Available+mem, o.Capacity)
+		case sig == signal.PIDAvailable:
+			o.Available = min(o.Available+pids, o.Capacity)
+		}
+		out.Observations[sig] = o
+	}
+	return out
+}

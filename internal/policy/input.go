@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// Input is everything one Step looks at.
+type Input struct {
+	// Now is the step's time.
+	Now time.Time
+	// Config is the policy's settings.
+	Config Config
+	// Kubelet is the kubelet's eviction configuration as read from its config file or /configz. Step
+	// derives the containerfs thresholds from the first snapshot's filesystem layout, as the kubelet does
+	// on its first synchronize, and keeps that layout in the State.
+	Kubelet threshold.Config
+	// Snapshot is the node as read at Now, raw (no credit applied). A snapshot without observations
+	// means the node could not be read: Step then applies the outcomes and plans nothing.
+	Snapshot signal.Snapshot
+	// Pods are the pods bound to the node that are not in a terminal phase (terminating pods included),
+	// each with its stats from Snapshot.Pods.
+	Pods []Pod
+	// InFlight are the evictions the agent's ledger holds as not settled: what a restarted agent knows
+	// of its earlier requests. Entries older than Config.InFlightTTL are ignored.
+	InFlight []InFlight
+	// Outcomes are what happened to the actions of earlier Plans since the last Step, in any order.
+	Outcomes []Outcome
+	// Persisting predicts instead of deciding now: every met threshold is treated as met past its grace
+	// period (kubectl pressure explain: "if the pressure persisted"). Leave it false in the agent.
+	Persisting bool
+}
+
+// Pod is one active pod.
+type Pod struct {
+	Candidate rank.Candidate
+	// DeletionTimestamp is the pod's metadata.deletionTimestamp: zero when the pod is not terminating,
+	// else the end of its grace period.
+	DeletionTimestamp time.Time
+}
+
+// Terminating reports whether the pod has a deletion timestamp.
+func (p Pod) Terminating() bool { return !p.DeletionTimestamp.IsZero() }
+
+// InFlight is one eviction the ledger holds as not settled.
+type InFlight struct {
+	UID string
+	// At is when the eviction was carried out.
+	At time.Time
+	// Rung is the rung that carried it out ("eviction-api", "delete", "cgroup-kill").
+	Rung string
+}
+
+// Action is the kind of a planned action.
+type Action string
+
+// Actions.
+const (
+	ActionEvict Action = "evict"
+	ActionKill  Action = "kill"
+)
+
+// Result is what happened to one planned action. The values are actuate's outcome names.
+type Result string
+
+// Results.
+const (
+	// ResultEvicted: the API accepted the eviction (or the DELETE of the PDB fallback).
+	ResultEvicted Result = "evicted"
+	// ResultGone: the pod was gone already (404, or another pod has its name).
+	ResultGone Result = "gone"
+	// ResultRefused: a PodDisruptionBudget refused the eviction.
+	ResultRefused Result = "blocked-by-pdb"
+	// ResultUnavailable: the API could not be reached or said "try later".
+	ResultUnavailable Result = "unavailable"
+	// ResultFailed: any other error.
+	ResultFailed Result = "failed"
+	// ResultKilled: the pod's processes were SIGKILLed on the node.
+	ResultKilled Result = "killed"
+	// ResultInFlight: nothing was requested, the pod was already terminating. Not an eviction done.
+	ResultInFlight Result = "in-flight"
+	// ResultDryRun: dry-run, a "would evict" event and nothing else.
+	ResultDryRun Result = "dry-run"
+	// ResultNotAttempted: the shell did not carry the action out (shutting down, or the API found
+	// unreachable by an earlier action of the same Plan).
+	ResultNotAttempted Result = "not-attempted"
+)
+
+// Contact says what the API calls of an action learned about the API server.
+type Contact string
+
+// Contacts.
+const (
+	// ContactNone: the action made no API call (a kill, dry-run, not attempted).
+	ContactNone Contact = ""
+	// ContactAnswered: an API call got an answer (accepted, refused, not found, an error status other
+	// than "try later"). It resets the API backoff.
+	ContactAnswered Contact = "answered"
+	// ContactUnavailable: an API call got no answer, or "try later" (429 without a PodDisruptionBudget
+	// cause, 5xx, timeouts). It opens or extends the API backoff, even when a later rung (the cgroup
+	// kill) carried the action out.
+	ContactUnavailable Contact = "unavailable"
+)
+
+// Outcome is what happened to one action of a Plan.
+type Outcome struct {
+	UID    string
+	Action Action
+	Result Result
+	API    Contact
+	// At is when the action ended (the backoff runs from it).
+	At time.Time
+}

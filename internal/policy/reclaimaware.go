@@ -1,0 +1,286 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// Scopes of the reclaim estimate's rate windows (pods are keyed by UID).
+const (
+	scopeNode = "node"
+	scopePods = "pods"
+)
+
+// ReclaimView is how policy ReclaimAware sees one memory signal at one step.
+type ReclaimView struct {
+	Signal signal.Signal
+	// Known is false when the scope's memory.stat or refault rate is not known: the signal is then acted
+	// on as the kubelet measures it (the working set), as policy Pressure does. Why says what is missing.
+	Known bool
+	Why   string
+	// Estimate is the scope's reclaim estimate (Known only).
+	Estimate Reclaim
+	// WorkingSet is the available amount the kubelet's formula gives; NonReclaimable the available amount
+	// on the non-reclaimable estimate (capacity − (usage − reclaimable)); Effective what the policy acts on.
+	WorkingSet, NonReclaimable, Effective int64
+	// PSIScope names the PSI record read ("node" or the pods cgroup); SomeAvg10 and FullAvg10 its memory
+	// avg10 (percent); PSIKnown is false without one.
+	PSIScope             string
+	SomeAvg10, FullAvg10 float64
+	PSIKnown             bool
+	// RefaultRate and ActivateRate are the scope's file refaults and activations, bytes/s (Known flags).
+	RefaultRate, ActivateRate   float64
+	RefaultKnown, ActivateKnown bool
+	// Confirmed: the kernel's stall signals confirm the pressure (PSI at or above the thresholds, and
+	// refaults at or above the rate when the counters are known). Backstop: the working set is within
+	// ReclaimConfig.KubeletMargin of the kubelet's own hard threshold (Kubelet, resolved; KubeletKnown),
+	// so the kubelet is about to evict. Either way the policy acts on the lower of WorkingSet and
+	// NonReclaimable; else on NonReclaimable alone.
+	Confirmed, Backstop bool
+	Kubelet             int64
+	KubeletKnown        bool
+}
+
+// reclaimView returns the snapshot policy ReclaimAware acts on (each memory signal's Available replaced
+// by ReclaimView.Effective) and the pods with their working set replaced by their non-reclaimable usage
+// (what they are ranked by), and records the views in the plan.
+//
+// kubelet holds the kubelet's resolved hard threshold of each memory signal (the highest).
+func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, kubelet map[signal.Signal]int64, cfg ReclaimConfig,
+	p *Plan) (signal.Snapshot, []Pod) {
+	out := snap
+	out.Observations = make(map[signal.Signal]signal.Observation, len(snap.Observations))
+	for sig, o := range snap.Observations {
+		out.Observations[sig] = o
+	}
+	live := map[string]bool{scopeNode: true, scopePods: true}
+	for _, sig := range []signal.Signal{signal.AllocatableMemoryAvailable, signal.MemoryAvailable} {
+		o, ok := snap.Observations[sig]
+		if !ok {
+			continue
+		}
+		v := st.view(now, sig, o, snap, cfg)
+		v.Kubelet, v.KubeletKnown = kubelet[sig]
+		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
+		if v.Backstop {
+			v.Effective = min(v.WorkingSet, v.NonReclaimable)
+		}
+		o.Available = v.Effective
+		out.Observations[sig] = o
+		p.Reclaim = append(p.Reclaim, v)
+		p.tr().add(KindReclaim, string(sig), describeView(v, cfg))
+	}
+	var node ReclaimView
+	node.PSIScope, node.SomeAvg10, node.FullAvg10, node.PSIKnown = memoryPSI(snap.PSI, false)
+	low := psiLow(node, cfg)
+	podsOut := make([]Pod, len(pods))
+	for i, pod := range pods {
+		live[pod.Candidate.UID] = true
+		podsOut[i] = pod
+		podsOut[i].Candidate = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
+	}
+	for k := range st.windows {
+		if !live[k] {
+			delete(st.windows, k)
+		}
+	}
+	return out, podsOut
+}
+
+// view assesses one memory signal: its scope's estimate, PSI and refault rates.
+func (st *State) view(now time.Time, sig signal.Signal, o signal.Observation, snap signal.Snapshot, cfg ReclaimConfig) ReclaimView {
+	v := ReclaimView{Signal: sig, WorkingSet: o.Available, NonReclaimable: o.Available, Effective: o.Available}
+	scope, stat := scopeNode, snap.NodeMemory
+	if sig == signal.AllocatableMemoryAvailable {
+		scope, stat = scopePods, snap.PodsMemory
+	}
+	v.PSIScope, v.SomeAvg10, v.FullAvg10, v.PSIKnown = memoryPSI(snap.PSI, sig == signal.AllocatableMemoryAvailable)
+	if stat == nil {
+		v.Why = "no memory.stat of the " + scope + " scope"
+		return v
+	}
+	r := st.rates(now, scope, stat, cfg)
+	v.RefaultRate, v.RefaultKnown, v.ActivateRate, v.ActivateKnown = r.refault, r.refaultKnown, r.activate, r.activateKnown
+	if !r.refaultKnown && !psiLow(v, cfg) {
+		v.Why = "the " + scope + " refault rate is not measured yet and PSI is not below the thresholds"
+		return v
+	}
+	est, ok := EstimateReclaim(stat, r.refault, cfg.RefaultWindow)
+	if !ok {
+		v.Why = "the " + scope + " memory.stat lacks active_file, inactive_file, dirty or writeback"
+		return v
+	}
+	v.Known, v.Estimate = true, est
+	if !r.refaultKnown {
+		v.Why = "refault rate not measured yet, PSI below the thresholds: refaulted taken as 0"
+	}
+	v.NonReclaimable = min(o.Capacity, o.Available+est.Gain())
+	v.Confirmed = confirmed(v, cfg)
+	v.Effective = v.NonReclaimable
+	if v.Confirmed {
+		v.Effective = min(v.WorkingSet, v.NonReclaimable)
+	}
+	return v
+}
+
+// psiLow reports a known PSI below both thresholds: no stall worth the name.
+func psiLow(v ReclaimView, cfg ReclaimConfig) bool {
+	return v.PSIKnown && v.SomeAvg10 < cfg.PSISomeAvg10 && v.FullAvg10 < cfg.PSIFullAvg10
+}
+
+// confirmed reports whether PSI (and the refault counters, when known) confirm memory pressure.
+func confirmed(v ReclaimView, cfg ReclaimConfig) bool {
+	if !v.PSIKnown || psiLow(v, cfg) {
+		return false
+	}
+	switch {
+	case v.ActivateKnown:
+		return v.ActivateRate >= float64(cfg.RefaultRate)
+	case v.RefaultKnown:
+		return v.RefaultRate >= float64(cfg.RefaultRate)
+	}
+	return true
+}
+
+// memoryPSI returns the memory PSI of the pods cgroup (pods true, when there is one) or of the node.
+func memoryPSI(psi []signal.Pressure, pods bool) (string, float64, float64, bool) {
+	var node, podsCg *signal.Pressure
+	for i := range psi {
+		switch q := &psi[i]; {
+		case q.Resource != "memory":
+		case q.Scope == scopeNode:
+			node = q
+		case podsCg == nil:
+			podsCg = q
+		}
+	}
+	q := node
+	if pods && podsCg != nil {
+		q = podsCg
+	}
+	if q == nil {
+		return "", 0, 0, false
+	}
+	full := 0.0
+	if q.Full != nil {
+		full = q.Full.Avg10
+	}
+	return q.Scope, q.Some.Avg10, full, true
+}
+
+// rates steps the scope's rate window.
+func (st *State) rates(now time.Time, scope string, m *signal.MemoryStat, cfg ReclaimConfig) rates {
+	w, r := st.windows[scope].observe(sampleOf(m, now), cfg.RefaultWindow, cfg.MinRateSpan)
+	st.windows[scope] = w
+	return r
+}
+
+// nonReclaimablePod returns the candidate with its working set replaced by its non-reclaimable usage,
+// or unchanged when the pod's estimate is not known (its memory.stat lacks a field, or its refault rate
+// is not measured yet while the node's PSI is not low).
+func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool, cfg ReclaimConfig) rank.Candidate {
+	if c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil {
+		return c
+	}
+	r := st.rates(now, c.UID, c.Stats.Memory, cfg)
+	if !r.refaultKnown && !psiLow {
+		return c
+	}
+	est, ok := EstimateReclaim(c.Stats.Memory, r.refault, cfg.RefaultWindow)
+	if !ok {
+		return c
+	}
+	s := *c.Stats
+	s.MemoryWorkingSet = signal.Uint64(uint64(est.NonReclaimable(int64(*c.Stats.MemoryWorkingSet))))
+	c.Stats = &s
+	return c
+}
+
+func describeView(v ReclaimView, cfg ReclaimConfig) string {
+	ws := threshold.FormatAvailable(v.WorkingSet, v.Signal)
+	if !v.Known {
+		return fmt.Sprintf("available %s by the working set: reclaim estimate unknown (%s): acting on the working set", ws, v.Why)
+	}
+	e := v.Estimate
+	q := func(n int64) string { return threshold.FormatQuantity(n, true) }
+	s := fmt.Sprintf("available %s by the working set, %s by the non-reclaimable estimate (file %s − dirty %s − writeback %s − refaulted %s = reclaimable %s)",
+		ws, threshold.FormatAvailable(v.NonReclaimable, v.Signal), q(e.File), q(e.Dirty), q(e.Writeback), q(e.Refaulted), q(e.Reclaimable))
+	s += "; " + describeStall(v, cfg)
+	if v.Why != "" {
+		s += " (" + v.Why + ")"
+	}
+	switch {
+	case v.Confirmed:
+		return s + ": confirmed, acting on the lower, " + threshold.FormatAvailable(v.Effective, v.Signal)
+	case v.Backstop:
+		return s + fmt.Sprintf(": the working set is within %s of the kubelet's threshold %s (the kubelet is about to evict), acting on the lower, %s",
+			threshold.FormatQuantity(cfg.KubeletMargin, true), threshold.FormatAvailable(v.Kubelet, v.Signal),
+			threshold.FormatAvailable(v.Effective, v.Signal))
+	}
+	return s + ": not confirmed, acting on the non-reclaimable estimate"
+}
+
+func describeStall(v ReclaimView, cfg ReclaimConfig) string {
+	s := "PSI unknown"
+	if v.PSIKnown {
+		s = fmt.Sprintf("PSI %s some %.2f%% full %.2f%% (confirm at %.0f%%/%.0f%%)", v.PSIScope, v.SomeAvg10, v.FullAvg10,
+			cfg.PSISomeAvg10, cfg.PSIFullAvg10)
+	}
+	rate := func(known bool, r float64) string {
+		if !known {
+			return "unknown"
+		}
+		return threshold.FormatQuantity(int64(r), true) + "/s"
+	}
+	return s + fmt.Sprintf(", refaults %s, activations %s (confirm at %s/s)", rate(v.RefaultKnown, v.RefaultRate),
+		rate(v.ActivateKnown, v.ActivateRate), threshold.FormatQuantity(cfg.RefaultRate, true))
+}
+
+// workingSets returns the pods' working sets by UID when a view acts on the working set, else nil.
+func workingSets(views []ReclaimView, pods []Pod) map[string]int64 {
+	bound := false
+	for _, v := range views {
+		bound = bound || wsBound(views, v.Signal)
+	}
+	if !bound {
+		return nil
+	}
+	out := make(map[string]int64, len(pods))
+	for _, p := range pods {
+		if s := p.Candidate.Stats; s != nil && s.MemoryWorkingSet != nil {
+			out[p.Candidate.UID] = int64(*s.MemoryWorkingSet)
+		}
+	}
+	return out
+}
+
+// wsBound reports whether sig's view acts on the working set although the pods are ranked by their
+// non-reclaimable usage: confirmed pressure with the working set the lower of the two.
+func wsBound(views []ReclaimView, sig signal.Signal) bool {
+	for _, v := range views {
+		if v.Signal == sig {
+			return v.Known && (v.Confirmed || v.Backstop) && v.WorkingSet < v.NonReclaimable
+		}
+	}
+	return false
+}
+
+// kubeletHard returns the kubelet's resolved hard threshold of each observed memory signal (the
+// highest when there are several).
+func kubeletHard(kc threshold.Config, snap signal.Snapshot) map[signal.Signal]int64 {
+	out := map[signal.Signal]int64{}
+	for _, t := range kc.Thresholds {
+		o, ok := snap.Observations[t.Signal]
+		if !ok || !t.Signal.IsMemory() || !t.IsHard() || t.Inert() {
+			continue
+		}
+		if v := t.Value.Resolve(o.Capacity); v > out[t.Signal] {
+			out[t.Signal] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// Step runs one sync of the policy and returns the new State and the Plan. It is pure: the same State
+// and Input always give the same result, and neither is modified.
+func Step(prev State, in Input) (State, Plan) {
+	st := prev.clone()
+	cfg := in.Config
+	p := Plan{Policy: cfg.Policy, Observed: len(in.Snapshot.Observations) > 0}
+	st.applyOutcomes(in.Outcomes, cfg, &p)
+	if !p.Observed {
+		p.tr().add(decision.KindNothing, "", "the node could not be read: nothing decided")
+		st.finish(in.Now, cfg, &p)
+		return st, p
+	}
+	if !cfg.Policy.Valid() {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("policy %q: want %q, %q or %q; acting as %q", cfg.Policy, Pressure, Kubelet,
+			ReclaimAware, Pressure))
+		cfg.Policy = Pressure
+	}
+	kc := st.kubeletThresholds(in.Kubelet, in.Snapshot.Filesystems, &p)
+	snap, pods := in.Snapshot, sortedPods(in.Pods)
+	var ws map[string]int64
+	if cfg.Policy == ReclaimAware {
+		raw := pods
+		snap, pods = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, &p)
+		ws = workingSets(p.Reclaim, raw)
+	}
+	p.Thresholds = thresholdsFor(cfg.Policy, kc, snap, cfg.Headroom)
+	p.Watch = watches(p.Thresholds, snap.Observations)
+	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
+	st.forget(in.Now, pods, cfg)
+	st.adopt(in.Now, pods, in.InFlight, cfg)
+	din := st.decisionInput(in.Now, snap, pods, cfg, &p)
+	prevDecision := st.decision
+	st.decision, p.Decision = decisionStep(prevDecision, din)
+	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
+	st.plan(in.Now, victims, hard, snap, cfg, &p)
+	st.remember(snap)
+	st.finish(in.Now, cfg, &p)
+	return st, p
+}
+
+// sortedPods gives the core a stable input order: by namespace/name, then UID (an informer's order is a
+// map's).
+func sortedPods(pods []Pod) []Pod {
+	out := append([]Pod(nil), pods...)
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Candidate, out[j].Candidate
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.UID < b.UID
+	})
+	return out
+}
+
+// decisionInput builds the core's input. Kubelet: every active pod, the raw snapshot. Pressure: the pods
+// whose eviction is not under way, on the snapshot credited with the in-flight pods' usage. The local
+// ephemeral-storage limit path is left to the kubelet (the agent reads no per-pod disk usage).
+func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
+	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
+	for _, pod := range pods {
+		if cfg.Policy == Kubelet || !st.inFlight(pod) {
+			din.Candidates = append(din.Candidates, pod.Candidate)
+		}
+	}
+	if cfg.Policy != Kubelet {
+		p.Credits = st.credit(now, pods, cfg, p)
+		din.Snapshot = credited(snap, p.Credits)
+	}
+	return din
+}
+
+// decisionStep runs decision.Step; a disk step that asks for node-level reclaim is completed with
+// "reclaim did nothing" (container and image garbage collection are the kubelet's; the agent cannot run
+// them).
+func decisionStep(prev decision.State, in decision.Input) (decision.State, decision.Decision) {
+	next, d := decision.Step(prev, in)
+	if d.NodeReclaim != nil && d.NodeReclaim.Pending {
+		after := in.Snapshot
+		in.AfterReclaim = &after
+		next, d = decision.Step(prev, in)
+	}
+	return next, d
+}
+
+// choose returns the victims of this step and whether their threshold is hard.
+//
+// ws holds, for policy ReclaimAware when the acted-on view is the working set (confirmed pressure where
+// the working set is lower than the non-reclaimable estimate), the pods' working sets by UID: what an
+// eviction frees of that view. Without it a pod frees its (ranked) non-reclaimable usage.
+func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg Config, persisting bool,
+	ws map[string]int64, p *Plan) ([]victim, bool) {
+	pr := decision.PredictOrder(prev, din, decision.PredictOptions{IgnoreGrace: persisting})
+	d := p.Decision
+	var ev decision.Eviction
+	ranking := d.Ranking
+	switch first, ok := firstVictim(pr); {
+	case !persisting && len(d.Evictions) > 0:
+		ev = d.Evictions[0]
+	case persisting && ok:
+		ev, ranking = first, pr.Ranking
+	default:
+		p.tr().add(decision.KindNothing, "", "no pod to evict at this step (see the decision's trace)")
+		return nil, false
+	}
+	hard := p.Thresholds.Thresholds[ev.Threshold].IsHard()
+	if cfg.Policy == Kubelet {
+		byUID := make(map[string]Pod, len(pods))
+		for _, pod := range pods {
+			byUID[pod.Candidate.UID] = pod
+		}
+		return st.kubeletVictim(ev, ranking, byUID, hard, cfg, p), hard
+	}
+	if pr.Ranking == nil {
+		return nil, hard
+	}
+	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, cfg.MaxEvictionsPerSync)
+	p.Target = &t
+	p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited), goal %s (threshold + minimum reclaim): need %s, at most %d pods",
+		idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
+		formatRelease(t.Signal, Release{Amount: t.Goal, Known: true}), formatRelease(t.Signal, Release{Amount: t.Need, Known: true}), t.Max))
+	if !wsBound(p.Reclaim, t.Signal) {
+		ws = nil
+	}
+	return st.walkToTarget(pr, t, hard, ws, cfg, p), hard
+}
+
+// firstVictim returns the first non-critical pod of a prediction.
+func firstVictim(pr decision.Prediction) (decision.Eviction, bool) {
+	for _, o := range pr.Order {
+		if !o.Critical {
+			return o.Eviction, true
+		}
+	}
+	return decision.Eviction{}, false
+}
+
+// finish sets the wanted taint and the API backoff of the plan.
+func (st *State) finish(now time.Time, cfg Config, p *Plan) {
+	p.Taint = st.taint(now, cfg)
+	p.tr().add(KindTaint, p.Taint.Value, fmt.Sprintf("wanted %t (last under pressure %s, hysteresis %s)", p.Taint.Want,
+		stampOrNever(st.lastPressure), cfg.TaintHysteresis))
+	if st.backoff.blocked(now) {
+		p.APIBackoffUntil = st.backoff.until
+	}
+}
+
+func stampOrNever(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return stamp(t)
+}
+
+// candidateRef names a candidate.
+func candidateRef(c rank.Candidate) PodRef {
+	return PodRef{UID: c.UID, Namespace: c.Namespace, Name: c.Name}
+}
+
+// plan turns the victims into requests, deferrals and kills, and starts their flights: a planned
+// eviction is in flight from now, so a step that runs before its outcome is known never plans it again.
+func (st *State) plan(now time.Time, victims []victim, hard bool, snap signal.Snapshot, cfg Config, p *Plan) {
+	if len(victims) == 0 {
+		return
+	}
+	blocked := !cfg.DryRun && st.backoff.blocked(now)
+	avail := st.available(now, cfg)
+	for _, v := range victims {
+		ref := candidateRef(v.cand)
+		switch {
+		case blocked:
+			p.Deferred = append(p.Deferred, Deferral{Pod: ref, Reason: "API backoff", Until: st.backoff.until})
+			p.tr().add(KindLimit, ref.String(), "API backoff until "+stamp(st.backoff.until)+": not requested")
+		case avail == 0:
+			until := st.tokens[0].at.Add(time.Minute)
+			p.Deferred = append(p.Deferred, Deferral{Pod: ref, Reason: fmt.Sprintf("maxEvictionsPerMinute (%d) reached", cfg.MaxEvictionsPerMinute), Until: until})
+			p.tr().add(KindLimit, ref.String(), fmt.Sprintf("%d requests in the last minute: not requested before %s", len(st.tokens), stamp(until)))
+			continue
+		default:
+			avail--
+			p.Evictions = append(p.Evictions, st.request(now, v, hard, snap, p.Thresholds))
+		}
+		if k, ok := st.trendKill(v, hard, snap.Observations, cfg, p); ok {
+			p.Kills = append(p.Kills, k)
+			f, ok := st.flights[ref.UID]
+			if !ok {
+				f = bound(v.cand, now, "killed")
+			}
+			f.killing = true
+			st.flights[ref.UID] = f
+		}
+	}
+}
+
+// request records one eviction request: its token, its flight and, for the first of the episode, the
+// estimated crossing (detection latency).
+func (st *State) request(now time.Time, v victim, hard bool, snap signal.Snapshot, cfg threshold.Config) Eviction {
+	observed, limit := describe(cfg, v.ev.Threshold, snap.Observations)
+	e := Eviction{Eviction: v.ev, Rank: v.rank, Release: v.release, Hard: hard, ObservedText: observed, ThresholdText: limit, Why: v.why}
+	if at, ok := st.crossing[v.ev.Signal]; ok {
+		e.Crossing = at
+		delete(st.crossing, v.ev.Signal)
+	}
+	st.tokens = append(st.tokens, token{at: now, uid: v.ev.UID})
+	f := bound(v.cand, now, "eviction requested")
+	f.evicting, f.hard = true, hard
+	st.flights[v.ev.UID] = f
+	return e
+}

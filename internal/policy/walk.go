@@ -1,0 +1,203 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// victim is one pod a step chose to evict.
+type victim struct {
+	ev      decision.Eviction
+	cand    rank.Candidate
+	rank    int
+	release Release
+	why     string
+}
+
+// target returns how much the acted-on signal of threshold id must gain: threshold + minimum reclaim,
+// minus the credited available amount. Met only through the minimum reclaim of a previously acted-on
+// threshold, the need is 1: one pod, as the kubelet.
+func target(cfg threshold.Config, id decision.ThresholdID, obs map[signal.Signal]signal.Observation, maxPods int) Target {
+	t := cfg.Thresholds[id]
+	o := obs[t.Signal]
+	goal := threshold.MetQuantity(t, o.Capacity, true)
+	tg := Target{Signal: t.Signal, Threshold: id, Available: o.Available, Goal: goal.Value(), Max: maxPods}
+	tg.Need = max(1, tg.Goal-tg.Available)
+	return tg
+}
+
+// release returns what evicting c frees of sig, and why it frees nothing when it does not. A pod
+// without stats has no cgroup (Pending, ContainerCreating): it frees nothing. Memory frees the working
+// set, pid.available the threads; disk what the pod's measured usage says, unknown when none of it is
+// measured.
+func release(sig signal.Signal, c rank.Candidate, v rank.Values) (Release, string) {
+	s := c.Stats
+	if s == nil {
+		return Release{Known: true}, "no stats (no cgroup): frees nothing"
+	}
+	var r Release
+	switch {
+	case sig.IsMemory():
+		if s.MemoryWorkingSet != nil {
+			r = Release{Amount: int64(*s.MemoryWorkingSet), Known: true}
+		}
+	case sig == signal.PIDAvailable:
+		if s.ThreadCount != nil {
+			r = Release{Amount: int64(*s.ThreadCount), Known: true}
+		}
+	case diskMeasured(s):
+		r = Release{Amount: v.Usage, Known: true}
+	}
+	if r.Known && r.Amount <= 0 {
+		return r, "its usage is 0: frees nothing"
+	}
+	return r, ""
+}
+
+// diskMeasured reports whether any per-pod disk usage is measured.
+func diskMeasured(s *signal.PodStats) bool {
+	if s.EphemeralStorageUsed != nil {
+		return true
+	}
+	for _, c := range s.Containers {
+		if c.RootfsUsed != nil || c.LogsUsed != nil {
+			return true
+		}
+	}
+	for _, v := range s.Volumes {
+		if v.UsedBytes != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func formatRelease(sig signal.Signal, r Release) string {
+	if !r.Known {
+		return "an unknown amount"
+	}
+	if sig.Bytes() {
+		return threshold.FormatQuantity(r.Amount, true)
+	}
+	return fmt.Sprint(r.Amount)
+}
+
+// walkToTarget walks the predicted order (the full ranking the kubelet's walk would use) and takes pods
+// until their expected release covers t.Need or t.Max pods are taken. It skips critical pods, pods that
+// free nothing and pods whose eviction a PodDisruptionBudget refused within PDBRetry (unless that was
+// for a soft threshold and this one is hard). A pod whose release is unknown is taken, and the walk
+// stops after it rather than evict more pods blindly.
+//
+// ws, when not nil, gives each pod's memory release by UID (policy ReclaimAware acting on the working set).
+func (st *State) walkToTarget(pr decision.Prediction, t Target, hard bool, ws map[string]int64, cfg Config, p *Plan) []victim {
+	var out []victim
+	var got int64
+	done := ""
+	for i, pred := range pr.Order {
+		e := pr.Ranking.Entries[i]
+		c := e.Candidate
+		rel, frees := release(t.Signal, c, e.Values)
+		if w, ok := ws[c.UID]; ok && frees == "" && t.Signal.IsMemory() {
+			rel = Release{Amount: w, Known: true}
+		}
+		row := Considered{Pod: PodRef{UID: c.UID, Namespace: c.Namespace, Name: c.Name}, Rank: i + 1, Release: rel}
+		switch r, refused := st.refused[c.UID]; {
+		case pred.Critical:
+			row.Skip = "critical (" + pred.CriticalReason + "): never evicted"
+		case done != "":
+			row.Skip = done
+		case refused && (r.hard || !hard):
+			row.Skip = fmt.Sprintf("refused by a PodDisruptionBudget at %s: asked again from %s", stamp(r.at), stamp(r.at.Add(cfg.PDBRetry)))
+		case frees != "":
+			row.Skip = frees
+		default:
+			row.Taken = true
+			got += rel.Amount
+			why := fmt.Sprintf("rank %d, frees %s (taken so far: %s of the %s needed)", i+1, formatRelease(t.Signal, rel),
+				formatRelease(t.Signal, Release{Amount: got, Known: rel.Known}), formatRelease(t.Signal, Release{Amount: t.Need, Known: true}))
+			out = append(out, victim{ev: pred.Eviction, cand: c, rank: i + 1, release: rel, why: why})
+			switch {
+			case !rel.Known:
+				done = "not reached: " + row.Pod.String() + " frees an unknown amount"
+			case got >= t.Need:
+				done = "not needed: the pods before cover the need"
+			case len(out) >= t.Max:
+				done = fmt.Sprintf("not reached: at most %d pods per step", t.Max)
+			}
+		}
+		p.Walk = append(p.Walk, row)
+		detail := "take"
+		if !row.Taken {
+			detail = "skip: " + row.Skip
+		}
+		p.tr().add(KindWalk, row.Pod.String(), fmt.Sprintf("%d. frees %s; %s", row.Rank, formatRelease(t.Signal, rel), detail))
+	}
+	return out
+}
+
+// kubeletVictim is the kubelet's one pod per step: the first non-critical pod of the ranking, unless
+// its eviction is already under way (the kubelet waits for it) or was refused within PDBRetry.
+func (st *State) kubeletVictim(ev decision.Eviction, r *rank.Ranking, pods map[string]Pod, hard bool,
+	cfg Config, p *Plan) []victim {
+	v := victim{ev: ev}
+	if r != nil {
+		for i, e := range r.Entries {
+			if e.Candidate.UID == ev.UID {
+				v.cand, v.rank = e.Candidate, i+1
+				v.release, _ = release(ev.Signal, e.Candidate, e.Values)
+			}
+		}
+	}
+	ref := PodRef{UID: ev.UID, Namespace: ev.Namespace, Name: ev.Name}
+	if pod, ok := pods[ev.UID]; ok && st.inFlight(pod) {
+		p.Deferred = append(p.Deferred, Deferral{Pod: ref, Reason: "in flight: its eviction is under way (the kubelet waits for it)"})
+		p.tr().add(KindLimit, ref.String(), "in flight: not requested again")
+		return nil
+	}
+	if r, ok := st.refused[ev.UID]; ok && (r.hard || !hard) {
+		until := r.at.Add(cfg.PDBRetry)
+		p.Deferred = append(p.Deferred, Deferral{Pod: ref, Reason: "refused by a PodDisruptionBudget", Until: until})
+		p.tr().add(KindLimit, ref.String(), "refused by a PodDisruptionBudget: asked again from "+stamp(until))
+		return nil
+	}
+	v.why = fmt.Sprintf("the kubelet's victim: rank %d, one pod per step", v.rank)
+	return []victim{v}
+}
+
+// trendKill reports whether victim v is also to be SIGKILLed on the node: a hard memory threshold, and
+// the fall of the signal from the last observation to this one reaches zero available within KillLead
+// (the OOM kill is closer than the eviction can complete, so the kernel must not pick a victim at
+// random). Never in dry-run.
+func (st *State) trendKill(v victim, hard bool, obs map[signal.Signal]signal.Observation, cfg Config, p *Plan) (Kill, bool) {
+	sig := v.ev.Signal
+	if cfg.KillLead <= 0 || cfg.DryRun || !hard || !sig.IsMemory() {
+		return Kill{}, false
+	}
+	eta, ok := timeToExhaustion(st.last[sig], obs[sig])
+	if !ok || eta > cfg.KillLead {
+		return Kill{}, false
+	}
+	k := Kill{Pod: PodRef{UID: v.ev.UID, Namespace: v.ev.Namespace, Name: v.ev.Name}, Signal: sig, ETA: eta}
+	p.tr().add(KindKill, k.Pod.String(), fmt.Sprintf("%s reaches zero in %s, within the kill lead %s: SIGKILL on the node",
+		sig, eta.Round(time.Millisecond), cfg.KillLead))
+	return k, true
+}
+
+// timeToExhaustion extrapolates the fall of available from prev to cur to zero. It reports false when the
+// signal is not falling or the two observations cannot give a trend.
+func timeToExhaustion(prev, cur signal.Observation) (time.Duration, bool) {
+	dt := cur.Time.Sub(prev.Time)
+	if prev.Time.IsZero() || dt <= 0 || dt > time.Minute || cur.Available >= prev.Available {
+		return 0, false
+	}
+	if cur.Available <= 0 {
+		return 0, true
+	}
+	rate := float64(prev.Available-cur.Available) / dt.Seconds()
+	return time.Duration(float64(cur.Available) / rate * float64(time.Second)), true
+}

@@ -1,0 +1,18 @@
+// Package sim is a discrete-event simulator of node-pressure eviction on one node: it replays a
+// World (a Model of workloads with usage ramps, or a Recording of a real node) through the kubelet
+// v1.36's eviction manager alone, and through a node agent (the Agent seam; PolicyAgent drives
+// pressure-agent's policy.Step) with the kubelet behind it, and reports when each evicts whom.
+//
+// Simulate(World, Options) Result runs each run on a virtual clock: an event heap (total order: time,
+// then kind, then insertion) of world samples (every Timing.Step: threshold crossings, the kubelet's
+// memcg notifiers, the agent's poll, the plot), the kubelet's housekeeping syncs and cleanup checks,
+// the agent's syncs and the node status updates. Each kubelet sync is one decision.Step on memory
+// measured at the sync and pod stats as cAdvisor's cache holds them (World.Cached); each agent sync is
+// one Agent.Step on fresh reads (World.Usage). A run applies its own evictions to the world: a pod
+// evicted in the run stops counting when its memory is freed; in a Recording, a pod the recorded
+// kubelet evicted that the run did not evict keeps counting. Text, JSON and Plot (SVG) render a Result.
+//
+// The package is pure: no I/O, clock, goroutines or logging (internal/archtest enforces it). Random
+// choices (cAdvisor's measurement times of a Model) come from the *rand.Rand given to Model.World, so
+// the same seed gives the same Result, byte for byte in every format.
+package sim

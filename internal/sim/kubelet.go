@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// kubelet is the kubelet's eviction manager in one run: decision.Step on fresh node observations and
+// cached pod stats, its synchronize loop (housekeeping, the cleanup wait after an eviction), its memcg
+// notifiers and its node status updates.
+type kubelet struct {
+	cfg          threshold.Config
+	disableLocal bool
+	timing       Timing
+	st           decision.State
+
+	lastSync time.Time
+	// waiting holds the pods the main loop waits to be cleaned up, since waitStart.
+	waiting   []string
+	waitStart time.Time
+	// armed are the memcg notifiers (threshold levels in available bytes), armed at lastArm.
+	armed   []notifier
+	lastArm time.Time
+	// conditions are the kubelet's conditions now; written are those on the Node object.
+	conditions []signal.NodeCondition
+	written    []signal.NodeCondition
+}
+
+// notifier is one memcg threshold notifier: it fires when available crosses level either way.
+type notifier struct {
+	sig   signal.Signal
+	level int64
+	below bool
+}
+
+// sync runs one synchronize at t and returns the pods it evicted.
+func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
+	k.lastSync = t
+	mem := r.node.memory(t)
+	active := r.node.active(t)
+	var pods []PodInfo
+	for _, p := range active {
+		if kl, ok := r.node.killed[p.Candidate.UID]; ok && kl.by == ActorKubelet {
+			continue // the kubelet's own kill blocks its sync until the pod is stopped
+		}
+		pods = append(pods, p)
+	}
+	cands := candidates(pods, func(uid string) (signal.PodStats, bool) { return r.world.Cached(uid, t) })
+	snap := signal.Snapshot{Observations: observations(mem, t), Pods: map[string]signal.PodStats{}}
+	for _, c := range cands {
+		if c.Stats != nil {
+			snap.Pods[c.UID] = *c.Stats
+		}
+	}
+	k.arm(snap, t)
+	in := decision.Input{Now: t, Snapshot: snap, Candidates: cands, Config: k.cfg,
+		DisableLocalStorageCapacityIsolation: k.disableLocal}
+	// Only memory is observed, which has no node-level reclaim: one Step is the whole sync.
+	next, d := decision.Step(k.st, in)
+	k.st = next
+	k.setConditions(r, t, d.Conditions)
+	var evicted []string
+	for _, ev := range d.Evictions {
+		info := r.evictionInfo(ev, d, in, t)
+		// The kill blocks the sync until the pod is stopped (killPodNow); its resources are reclaimed
+		// PodCleanup after that.
+		released := t.Add(k.timing.PodKill)
+		r.node.evict(ev.UID, kill{by: ActorKubelet, at: t, released: released, cleaned: released.Add(k.timing.PodCleanup)})
+		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindEvict, Subject: info.Pod, Eviction: info,
+			Detail: evictDetail(info, trigger)})
+		evicted = append(evicted, ev.UID)
+	}
+	return evicted
+}
+
+// arm (re)arms the memcg notifiers on the memory thresholds, at most every NotifierRefresh, as the
+// kubelet's synchronize does after reading the summary. The kubelet sets the notifier on
+// memory.usage_in_bytes at capacity − threshold + inactive_file, so that it fires when the working
+// set crosses capacity − threshold: available crossing the threshold.
+func (k *kubelet) arm(snap signal.Snapshot, t time.Time) {
+	if !k.cfg.KernelMemcgNotification || !k.lastArm.IsZero() && t.Sub(k.lastArm) <= k.timing.NotifierRefresh {
+		return
+	}
+	k.lastArm = t
+	k.armed = k.armed[:0]
+	for _, th := range k.cfg.Thresholds {
+		o, ok := snap.Observations[th.Signal]
+		if th.Inert() || !th.Signal.IsMemory() || !ok {
+			continue
+		}
+		level := th.Value.Resolve(o.Capacity)
+		k.armed = append(k.armed, notifier{sig: th.Signal, level: level, below: o.Available < level})
+	}
+}
+
+// crossed reports whether a notifier fires on the observations of a tick.
+func (k *kubelet) crossed(obs map[signal.Signal]signal.Observation) (notifier, bool) {
+	var fired notifier
+	ok := false
+	for i := range k.armed {
+		n := &k.armed[i]
+		o, have := obs[n.sig]
+		if !have {
+			continue
+		}
+		if below := o.Available < n.level; below != n.below {
+			n.below = below
+			if !ok {
+				fired, ok = *n, true
+			}
+		}
+	}
+	return fired, ok
+}
+
+// setConditions records a change of the kubelet's node conditions.
+func (k *kubelet) setConditions(r *run, t time.Time, cs []signal.NodeCondition) {
+	if sameConditions(cs, k.conditions) {
+		return
+	}
+	for _, c := range diffConditions(cs, k.conditions) {
+		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindCondition, Subject: string(c), Detail: "True: a threshold is met"})
+	}
+	for _, c := range diffConditions(k.conditions, cs) {
+		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindCondition, Subject: string(c),
+			Detail: fmt.Sprintf("False: no threshold met for the transition period %s", k.cfg.PressureTransitionPeriod)})
+	}
+	k.conditions = append([]signal.NodeCondition{}, cs...)
+}
+
+// writeStatus is a node status update: the conditions reach the Node, and the node lifecycle
+// controller's NoSchedule taint follows them.
+func (k *kubelet) writeStatus(r *run, t time.Time) {
+	for _, c := range diffConditions(k.conditions, k.written) {
+		r.add(Event{At: t, Actor: ActorNode, Kind: KindTaint, Subject: conditionTaint(c),
+			Detail: "added: the node status update reports " + string(c)})
+	}
+	for _, c := range diffConditions(k.written, k.conditions) {
+		r.add(Event{At: t, Actor: ActorNode, Kind: KindTaint, Subject: conditionTaint(c),
+			Detail: "removed: the node status update clears " + string(c)})
+	}
+	k.written = append([]signal.NodeCondition{}, k.conditions...)
+}
+
+// conditionTaint is the taint the node lifecycle controller adds for a condition.
+func conditionTaint(c signal.NodeCondition) string {
+	switch c {
+	case signal.MemoryPressure:
+		return "node.kubernetes.io/memory-pressure:NoSchedule"
+	case signal.DiskPressure:
+		return "node.kubernetes.io/disk-pressure:NoSchedule"
+	case signal.PIDPressure:
+		return "node.kubernetes.io/pid-pressure:NoSchedule"
+	}
+	return string(c)
+}
+
+func sameConditions(a, b []signal.NodeCondition) bool {
+	return len(diffConditions(a, b)) == 0 && len(diffConditions(b, a)) == 0
+}
+
+// diffConditions returns the conditions in a and not in b, in a's order.
+func diffConditions(a, b []signal.NodeCondition) []signal.NodeCondition {
+	var out []signal.NodeCondition
+	for _, c := range a {
+		found := false
+		for _, d := range b {
+			found = found || c == d
+		}
+		if !found {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// cleaned reports whether the pods the main loop waits for are cleaned up at t.
+func (k *kubelet) cleaned(n *node, t time.Time) bool {
+	for _, uid := range k.waiting {
+		if kl, ok := n.killed[uid]; ok && t.Before(kl.cleaned) {
+			return false
+		}
+	}
+	return true
+}

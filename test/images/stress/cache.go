@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// fileFlags are the flags of cache and thrash: the file, its size, and whether it is written with
+// data (fsynced, so its page cache is clean) or made sparse (its holes read as zeros: page cache with
+// no disk I/O).
+type fileFlags struct {
+	path   string
+	size   quantity
+	sparse bool
+	hold   bool
+	passes int
+}
+
+func parseFile(name string, args []string, passes int) (fileFlags, error) {
+	f := fileFlags{passes: passes}
+	fs := newFlagSet(name)
+	fs.StringVar(&f.path, "path", "", "file to create (parent directories are created)")
+	fs.Var(&f.size, "size", "file size")
+	fs.BoolVar(&f.sparse, "sparse", false, "make the file sparse instead of writing data")
+	fs.BoolVar(&f.hold, "hold", true, "after the passes, hold until a signal instead of exiting 0")
+	fs.IntVar(&f.passes, "passes", passes, "read passes over the file (0 = forever)")
+	if err := parse(fs, args); err != nil {
+		return f, err
+	}
+	if f.path == "" || f.size <= 0 {
+		return f, fmt.Errorf("%w: --path and a positive --size are required", errUsage)
+	}
+	return f, nil
+}
+
+// syncEvery is how often create fsyncs: little of the file is ever dirty (dirty cache is not reclaimable).
+const syncEvery = 64 << 20
+
+// create makes the file: sparse, or written in 4Mi steps and fsynced every syncEvery bytes.
+func (f fileFlags) create(lg *logger) error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+		return fmt.Errorf("create parent of %s: %w", f.path, err)
+	}
+	out, err := os.OpenFile(f.path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", f.path, err)
+	}
+	defer out.Close()
+	if f.sparse {
+		if err := out.Truncate(int64(f.size)); err != nil {
+			return fmt.Errorf("truncate %s: %w", f.path, err)
+		}
+	} else {
+		buf := make([]byte, defaultStep)
+		for i := range buf {
+			buf[i] = byte(i%251) + 1
+		}
+		for done := int64(0); done < int64(f.size); {
+			n := nextChunk(done, defaultStep, int64(f.size))
+			if _, err := out.Write(buf[:n]); err != nil {
+				return fmt.Errorf("write %s: %w", f.path, err)
+			}
+			done += n
+			if done%syncEvery == 0 || done == int64(f.size) {
+				if err := out.Sync(); err != nil {
+					return fmt.Errorf("fsync %s: %w", f.path, err)
+				}
+			}
+		}
+	}
+	lg.log(entry{Event: "created", Path: f.path, Bytes: ptr(int64(f.size))})
+	return nil
+}
+
+// runCache creates the file and reads it --passes times (default 2: its page cache becomes active),
+// logging {"event":"pass","count":N,"bytes":B,"rate":bytes/s} per pass, then holds.
+func runCache(lg *logger, args []string, _ func(func())) error {
+	f, err := parseFile("cache", args, 2)
+	if err != nil {
+		return err
+	}
+	if err := f.create(lg); err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	for pass := 1; f.passes == 0 || pass <= f.passes; pass++ {
+		start := time.Now()
+		in, err := os.Open(f.path)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", f.path, err)
+		}
+		n, err := io.CopyBuffer(io.Discard, onlyReader{in}, buf)
+		in.Close()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", f.path, err)
+		}
+		lg.log(entry{Event: "pass", Count: ptr(pass), Bytes: ptr(n), Rate: ptr(rateOf(n, time.Since(start)))})
+	}
+	if f.hold {
+		hold(lg)
+	}
+	return nil
+}
+
+// runThrash creates the file, maps it shared and read-only, and touches every page of it in a loop
+// (--passes, default 0: forever), logging a pass line with its rate: a file-backed working set as large
+// as the file.
+func runThrash(lg *logger, args []string, _ func(func())) error {
+	f, err := parseFile("thrash", args, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.create(lg); err != nil {
+		return err
+	}
+	in, err := os.Open(f.path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", f.path, err)
+	}
+	defer in.Close()
+	b, err := syscall.Mmap(int(in.Fd()), 0, int(f.size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("mmap %s: %w", f.path, err)
+	}
+	page := os.Getpagesize()
+	var sum byte
+	for pass := 1; f.passes == 0 || pass <= f.passes; pass++ {
+		start := time.Now()
+		for i := 0; i < len(b); i += page {
+			sum += b[i]
+		}
+		lg.log(entry{Event: "pass", Count: ptr(pass), Bytes: ptr(int64(len(b))), Rate: ptr(rateOf(int64(len(b)), time.Since(start)))})
+	}
+	_ = sum
+	if f.hold {
+		hold(lg)
+	}
+	return nil
+}
+
+// onlyReader hides the file's WriterTo/ReaderFrom so io.CopyBuffer really reads through buf (no
+// sendfile or splice that could bypass the page cache accounting of the reader).
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+func rateOf(n int64, d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(float64(n) / d.Seconds())
+}
