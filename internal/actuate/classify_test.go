@@ -47,6 +47,8 @@ func TestClassify(t *testing.T) {
 		{"server timeout is unavailable", apierrors.NewServerTimeout(podGR, "create", 1), OutcomeUnavailable},
 		{"a refused connection is unavailable", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, OutcomeUnavailable},
 		{"a context deadline is unavailable", fmt.Errorf("evict: %w", context.DeadlineExceeded), OutcomeUnavailable},
+		{"a rate limiter refusal after 429 answers is unavailable",
+			&AnsweredError{Answers: 3, Err: errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")}, OutcomeUnavailable},
 		{"other 409 is a failure", apierrors.NewConflict(podGR, "web-0", errors.New("resourceVersion changed")), OutcomeFailed},
 		{"403 is a failure", apierrors.NewForbidden(podGR, "web-0", errors.New("rbac")), OutcomeFailed},
 	}
@@ -73,6 +75,8 @@ func TestOnlyTransportErrorsMeanTheAPIIsUnreachable(t *testing.T) {
 		{"500 is an answer", apierrors.NewInternalError(errors.New("boom")), false},
 		{"504 server timeout is an answer", apierrors.NewServerTimeout(podGR, "create", 1), false},
 		{"wrapped 503 is an answer", fmt.Errorf("evict: %w", apierrors.NewServiceUnavailable("etcd")), false},
+		{"a timeout during client-go's Retry-After retries follows answers",
+			fmt.Errorf("evict: %w", &AnsweredError{Answers: 2, Err: context.DeadlineExceeded}), false},
 		{"no error", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,6 +52,7 @@ func TestOnTheRealControlPlane(t *testing.T) {
 		{"eviction API evicts a running pod with our grace and records an event", testEvictsRunningPod},
 		{"PDB refusal: soft never falls back, hard deletes after the wait", testPDBFallback},
 		{"UID precondition: a recreated pod with the same name is never evicted", testUIDPrecondition},
+		{"429 and 503 answers through a front proxy never reach the kill rung, a refused connection does", testAnswersNeverReachTheKillRung},
 		{"taint add, refresh and remove keep the other taints", testTaint},
 		{"taint patch that conflicts with a concurrent writer is retried and keeps its taint", testTaintConflict},
 		{"ledger survives a new instance and blocks a second request", testLedgerPersistence},

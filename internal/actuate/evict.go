@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +33,8 @@ func (e *Evictor) Evict(ctx context.Context, pod PodRef, graceSeconds int64) (Ou
 		ObjectMeta:    metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 		DeleteOptions: deleteOptions(pod, graceSeconds),
 	}
-	err := e.Client.PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev)
+	ctx, answers := countAnswers(ctx)
+	err := answered(e.Client.PolicyV1().Evictions(pod.Namespace).Evict(ctx, ev), answers)
 	if err != nil {
 		err = fmt.Errorf("evict pod %s/%s uid %s: %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
@@ -40,7 +43,8 @@ func (e *Evictor) Evict(ctx context.Context, pod PodRef, graceSeconds int64) (Ou
 
 // Delete deletes pod with the grace period, bypassing PodDisruptionBudgets.
 func (e *Evictor) Delete(ctx context.Context, pod PodRef, graceSeconds int64) (Outcome, error) {
-	err := e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, *deleteOptions(pod, graceSeconds))
+	ctx, answers := countAnswers(ctx)
+	err := answered(e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, *deleteOptions(pod, graceSeconds)), answers)
 	if err != nil {
 		err = fmt.Errorf("delete pod %s/%s uid %s: %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
@@ -105,18 +109,61 @@ func isUIDMismatch(err error) bool {
 	return strings.Contains(msg, "UID in precondition") || strings.Contains(msg, "the UID in the precondition")
 }
 
+// AnsweredError is the error of a call that failed without an answer of its own although the API
+// server did answer during the call: client-go retries a 429 or 5xx that carries Retry-After (up to
+// ten times, waiting as told), and when the call's context ends during such a wait, or a retry times
+// out, the error is a bare timeout. The server was up and answering (throttling, overloaded), so this
+// is not "the API is unreachable" (IsUnreachable is false) but a "try later" (OutcomeUnavailable).
+type AnsweredError struct {
+	// Answers is the number of HTTP answers (any status) the call received.
+	Answers int
+	Err     error
+}
+
+func (e *AnsweredError) Error() string {
+	return fmt.Sprintf("after %d http answers of the api server: %v", e.Answers, e.Err)
+}
+
+func (e *AnsweredError) Unwrap() error { return e.Err }
+
+// countAnswers returns ctx with an httptrace hook counting the HTTP answers the calls made with it
+// receive: GotFirstResponseByte fires for every response, whatever its status and however client-go
+// handles it (a Retry-After retry never reaches the caller otherwise). httptrace composes the hook with
+// client-go's own trace. A client without HTTP (a fake clientset) counts nothing.
+func countAnswers(ctx context.Context) (context.Context, *atomic.Int32) {
+	n := new(atomic.Int32)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { n.Add(1) }}), n
+}
+
+// answered wraps err in an AnsweredError when it is not itself an answer (an API status) although the
+// call received answers.
+func answered(err error, answers *atomic.Int32) error {
+	var st apierrors.APIStatus
+	if err == nil || errors.As(err, &st) || answers.Load() == 0 {
+		return err
+	}
+	return &AnsweredError{Answers: int(answers.Load()), Err: err}
+}
+
 // IsUnreachable reports a transport error: no HTTP answer came back (refused or reset connection,
 // DNS, TLS, a client-side timeout). Only this counts as "the API is down" for the cgroup-kill rung,
 // which ignores PodDisruptionBudgets: a 429 or 5xx is an answer from a working API server (throttling,
-// an overloaded or failing backend) and is retried through the API instead.
+// an overloaded or failing backend) and is retried through the API instead, also when client-go's
+// Retry-After retries of it end in a timeout (AnsweredError).
 func IsUnreachable(err error) bool {
 	if err == nil {
 		return false
 	}
 	var st apierrors.APIStatus
-	if errors.As(err, &st) {
+	var ae *AnsweredError
+	if errors.As(err, &st) || errors.As(err, &ae) {
 		return false
 	}
+	return isTransport(err)
+}
+
+// isTransport reports an error of the HTTP client rather than an answer: a timeout, a network error.
+func isTransport(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
@@ -128,9 +175,11 @@ func IsUnreachable(err error) bool {
 	return errors.As(err, &operr) || strings.Contains(err.Error(), "connection refused")
 }
 
-// isUnavailable reports an answer that says "try later" (429, 5xx, timeouts) or no answer at all.
+// isUnavailable reports an answer that says "try later" (429, 5xx, timeouts), a call that timed out
+// after such answers (AnsweredError), or no answer at all.
 func isUnavailable(err error) bool {
+	var ae *AnsweredError
 	return apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
 		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) ||
-		IsUnreachable(err)
+		errors.As(err, &ae) || IsUnreachable(err)
 }

@@ -34,7 +34,8 @@ type LadderConfig struct {
 	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
 	AllowDelete bool
 	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable:
-	// a transport error, IsUnreachable; a 429 or 5xx answer never triggers it).
+	// a transport error, IsUnreachable; a 429 or 5xx answer never triggers it, nor a timeout during
+	// client-go's Retry-After retries of one: AnsweredError).
 	AllowCgroupKill bool
 	// DryRun writes a "would evict" event and never calls evict, delete or kill.
 	DryRun bool
