@@ -34,7 +34,6 @@ func (a access) String() string {
 
 // What each component's code calls (allowed) and a sample of what it must not do (denied).
 var agentAccess = []access{
-	{verb: "get", resource: "pods", namespace: workload, allowed: true},
 	{verb: "list", resource: "pods", allowed: true},
 	{verb: "watch", resource: "pods", allowed: true},
 	{verb: "delete", resource: "pods", namespace: workload, allowed: true},
@@ -44,6 +43,8 @@ var agentAccess = []access{
 	{verb: "create", resource: "events", namespace: workload, allowed: true},
 	{verb: "patch", resource: "events", namespace: workload, allowed: true},
 
+	// No single-pod get: the agent reads pods only through its informer (list and watch).
+	{verb: "get", resource: "pods", namespace: workload},
 	{verb: "create", resource: "pods", namespace: workload},
 	{verb: "update", resource: "pods", namespace: workload},
 	{verb: "patch", resource: "pods", namespace: workload},
