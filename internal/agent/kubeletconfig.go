@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -31,14 +30,19 @@ func loadKubeletFile(path string) (threshold.Config, error) {
 	return parseKubelet(kc, path)
 }
 
-// fetchConfigz reads the kubelet's effective configuration through the API server's node proxy.
+// fetchConfigz reads the kubelet's effective configuration through the API server's node proxy. The
+// answer is streamed into the parser, which stops after kubeconv.MaxKubeletConfigBytes: the proxy
+// passes on whatever the kubelet sends, and the agent never holds more than 1 MiB of it (client-go's
+// DoRaw would read all of it first). An error answer is still read whole by client-go to build the
+// error (Stream's non-2xx path).
 func fetchConfigz(ctx context.Context, client kubernetes.Interface, node string) (threshold.Config, error) {
-	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "configz").DoRaw(ctx)
-	if err != nil {
-		return threshold.Config{}, fmt.Errorf("kubelet config: get /api/v1/nodes/%s/proxy/configz: %w", node, err)
-	}
 	name := "/api/v1/nodes/" + node + "/proxy/configz"
-	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(raw), name)
+	body, err := client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "configz").Stream(ctx)
+	if err != nil {
+		return threshold.Config{}, fmt.Errorf("kubelet config: get %s: %w", name, err)
+	}
+	defer body.Close()
+	kc, err := kubeconv.LoadKubeletConfig(body, name)
 	if err != nil {
 		return threshold.Config{}, err
 	}

@@ -2,6 +2,7 @@ package kubeconv
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -33,6 +34,9 @@ type KubeletConfig struct {
 // to buffer an arbitrary file or response.
 const MaxKubeletConfigBytes = 1 << 20
 
+// ErrKubeletConfigTooLarge is wrapped by LoadKubeletConfig's error for more than MaxKubeletConfigBytes.
+var ErrKubeletConfigTooLarge = errors.New("kubelet config too large")
+
 // LoadKubeletConfig reads a KubeletConfiguration in JSON or YAML from r. name (a file name or
 // URL) is used in errors only. More than MaxKubeletConfigBytes is an error. Both a bare
 // KubeletConfiguration and the /configz wrapper {"kubeletconfig": {...}} are accepted. Unknown and
@@ -44,7 +48,7 @@ func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
 		return KubeletConfig{}, fmt.Errorf("read kubelet config %s: %w", name, err)
 	}
 	if len(data) > MaxKubeletConfigBytes {
-		return KubeletConfig{}, fmt.Errorf("kubelet config %s: larger than %d bytes", name, MaxKubeletConfigBytes)
+		return KubeletConfig{}, fmt.Errorf("kubelet config %s: larger than %d bytes: %w", name, MaxKubeletConfigBytes, ErrKubeletConfigTooLarge)
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
