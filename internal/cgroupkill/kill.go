@@ -33,9 +33,19 @@ type Killer struct {
 // ErrNotPodCgroup reports a path that is not a pod's cgroup below the layout's memory hierarchy.
 var ErrNotPodCgroup = errors.New("not a pod cgroup below the cgroup root")
 
+// ErrBadPodUID reports a pod UID that is not hex digits and dashes, the only characters of the UIDs
+// the API server (UUIDs) and the kubelet (static pods: a hash) give pods.
+var ErrBadPodUID = errors.New("pod uid is not hex digits and dashes")
+
 // KillPod kills the processes of the pod's cgroup. It reports the number of processes signalled; a pod
-// with no cgroup listed under the pods cgroup is an error wrapping fs.ErrNotExist.
+// with no cgroup listed under the pods cgroup is an error wrapping fs.ErrNotExist, a UID with any
+// other character than hex digits and dashes one wrapping ErrBadPodUID. The UID only selects among
+// the listed pod cgroups, and the QoS class is the listing's, never a value from outside: the check
+// keeps a UID such as ".." from matching a directory named "pod..".
 func (k *Killer) KillPod(uid types.UID) (int, error) {
+	if !validUID(string(uid)) {
+		return 0, fmt.Errorf("kill pod %q: %w", uid, ErrBadPodUID)
+	}
 	cgs, err := k.Layout.PodCgroups()
 	if err != nil {
 		return 0, fmt.Errorf("list pod cgroups: %w", err)
@@ -65,9 +75,10 @@ func (k *Killer) KillPod(uid types.UID) (int, error) {
 //
 // A PID read from cgroup.procs may belong to another process by the time it is signalled (the
 // process exited and the PID was reused). So the first pass writes cgroup.kill where it can (cgroup
-// v2, Linux 5.14+, a writable mount: the kernel kills the subtree atomically), and every other pass
-// signals through pidfds (signalMembers): a PID is signalled only if, after its pidfd was opened,
-// it is still listed in the cgroup.
+// v2, Linux 5.14+, a writable mount: the kernel kills the subtree atomically), and every other pass,
+// or every pass where that write fails (no cgroup.kill on cgroup v1, EROFS on a read-only mount such
+// as the chart's, this process inside the cgroup), signals through pidfds (signalMembers): a PID is
+// signalled only if, after its pidfd was opened, it is still listed in the cgroup.
 func (k *Killer) Kill(dir string) (int, error) {
 	if err := k.check(dir); err != nil {
 		return 0, err
@@ -98,6 +109,18 @@ func (k *Killer) Kill(dir string) (int, error) {
 		}
 	}
 	return len(killed), nil
+}
+
+func validUID(uid string) bool {
+	if uid == "" {
+		return false
+	}
+	for _, c := range uid {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (k *Killer) check(dir string) error {

@@ -176,13 +176,22 @@ func TestKillerFindsOnlyListedPodCgroups(t *testing.T) {
 	// A fixture pods cgroup with one best-effort pod: a UID that names no listed pod cgroup, however it
 	// is spelled, kills nothing.
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "kubepods", "besteffort", "pod0f9e8d7c"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"pod0f9e8d7c", "pod..", "pod.slice"} {
+		if err := os.MkdirAll(filepath.Join(root, "kubepods", "besteffort", dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	k := &Killer{Layout: cgroupfs.Layout{Version: cgroupfs.V1, Memory: root, Driver: cgroupfs.DriverCgroupfs, PodsCgroup: "kubepods"}}
-	for _, uid := range []types.UID{"0f9e8d7c-0000-0000-0000-000000000000", "../../system.slice", "besteffort", ""} {
+	for _, uid := range []types.UID{"0f9e8d7c-0000-0000-0000-000000000000", "0f9e8d7d"} {
 		if _, err := k.KillPod(uid); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("KillPod(%q) error %v, want fs.ErrNotExist", uid, err)
+		}
+	}
+	// A UID that is not hex and dashes is refused before the listing, even where a directory is named
+	// like it ("pod.." lists as UID "..").
+	for _, uid := range []types.UID{"..", ".slice", "../../system.slice", "besteffort", "", "0f9e8d7c/..", "0F9E8D7C x"} {
+		if _, err := k.KillPod(uid); !errors.Is(err, ErrBadPodUID) {
+			t.Errorf("KillPod(%q) error %v, want ErrBadPodUID", uid, err)
 		}
 	}
 	if n, err := k.KillPod("0f9e8d7c"); err != nil || n != 0 {
