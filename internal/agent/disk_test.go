@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,5 +136,25 @@ func TestDiskPressureWaitsForTheImageGCWhenUnusedImagesCouldFreeTheNeed(t *testi
 	res = dh.sync(2 * time.Second)
 	if d := cmp.Diff(dh.ladder.names(), []string{"a"}); d != "" {
 		t.Errorf("evicted after the image GC (-got +want):\n%s\ntrace:\n%s", d, res.trace())
+	}
+}
+
+// The chart's default kubeletRootDir is an empty directory (statfs only): no pods directory, so the
+// per-pod disk usage is not measured (said once at start) rather than failing every sync.
+func TestPodFSOnlyWhereTheKubeletsPodsDirectoryIsVisible(t *testing.T) {
+	root := t.TempDir()
+	var logged strings.Builder
+	r := &runner{cfg: Config{NodefsPath: root, PodLogsDir: "/var/log/pods"}, log: slog.New(slog.NewTextHandler(&logged, nil))}
+	if got := r.podFS(); got != nil {
+		t.Errorf("podFS %+v without a pods directory, want nil", got)
+	}
+	if !strings.Contains(logged.String(), "per-pod disk usage not measured") {
+		t.Errorf("log %q, want the reason said", logged.String())
+	}
+	if err := os.Mkdir(filepath.Join(root, "pods"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.podFS(); got == nil || got.KubeletRootDir != root || got.PodLogsDir != "/var/log/pods" {
+		t.Errorf("podFS %+v, want the kubelet root dir and the pod logs dir", got)
 	}
 }

@@ -133,6 +133,9 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	var ev decision.Eviction
 	ranking := d.Ranking
 	switch first, ok := firstVictim(pr); {
+	case persisting && d.NodeReclaim != nil && d.NodeReclaim.Succeeded: // the prediction does not know reclaim
+		p.tr().add(decision.KindNothing, "", "no pod to evict at this step (see the decision's trace)")
+		return nil, false
 	case !persisting && len(d.Evictions) > 0:
 		ev = d.Evictions[0]
 	case persisting && ok:
