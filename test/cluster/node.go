@@ -44,6 +44,10 @@ type NodeOptions struct {
 	// separate from containerd's root, so the image filesystem is dedicated): disk and inode pressure
 	// on nodefs are then real and fast to reach, and the host's disk is not touched.
 	KubeletRootFS *LoopFS
+	// ContainerdRootFS, if set, puts containerd's root (images, their unpacked snapshots and the
+	// containers' writable layers: imagefs and containerfs) on a loop-mounted filesystem of its own, so
+	// image-filesystem pressure is real and fast to reach.
+	ContainerdRootFS *LoopFS
 	// StartTimeout bounds the wait for containerd and for the node to become Ready (default 2m).
 	StartTimeout time.Duration
 	// Progress receives the lines of a wait for the node lock: at once (who holds it, how to stop
@@ -121,6 +125,11 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	}
 	if fs := opts.KubeletRootFS; fs != nil {
 		if err := fs.mount(ctx, filepath.Join(opts.Dir, "kubelet-fs.img"), n.clean.KubeletRootDir); err != nil {
+			return nil, fmt.Errorf("start node: %w", err)
+		}
+	}
+	if fs := opts.ContainerdRootFS; fs != nil {
+		if err := fs.mount(ctx, filepath.Join(opts.Dir, "containerd-fs.img"), filepath.Join(opts.Dir, "containerd", "root")); err != nil {
 			return nil, fmt.Errorf("start node: %w", err)
 		}
 	}
@@ -207,6 +216,12 @@ func (n *Node) PodLogsDir() string { return n.clean.PodLogsDir }
 
 // ContainerdRoot is containerd's root directory (the image filesystem).
 func (n *Node) ContainerdRoot() string { return filepath.Join(n.clean.Dir, "containerd", "root") }
+
+// ImportImage imports an OCI image tarball into the node's containerd (namespace k8s.io), unpacked.
+func (n *Node) ImportImage(ctx context.Context, name, tarball string) error {
+	return importImages(ctx, n.ContainerdSocket(), []images.Image{{Name: name, Tarball: tarball}},
+		filepath.Join(n.clean.Dir, "ctr-import.log"))
+}
 
 // ContainerdSocket is the path of containerd's gRPC socket (for ctr --address or crictl).
 func (n *Node) ContainerdSocket() string { return containerdSocket(n.clean.Dir) }

@@ -27,8 +27,12 @@ type env struct {
 
 var shared env
 
-// The node's nodefs: 256 MiB, and the kubelet's defaults for it (nodefs.available<10%).
-const nodefsSize = 256 << 20
+// The node's nodefs: 256 MiB, and the kubelet's defaults for it (nodefs.available<10%); its imagefs
+// (containerd's root): 512 MiB (imagefs.available<15%).
+const (
+	nodefsSize  = 256 << 20
+	imagefsSize = 512 << 20
+)
 
 // kubeletPIDMargin: the kubelet's pid.available threshold is set this many tasks below what is available
 // when the package starts (pid.available is node-wide; the machine's own tasks move by a few hundred).
@@ -95,8 +99,11 @@ func start(ctx context.Context, bins cluster.Binaries, dir string) error {
 		EvictionHard: map[string]string{"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
 			"imagefs.available": "15%", "imagefs.inodesFree": "5%", "pid.available": strconv.FormatInt(pidThreshold, 10)},
 		EvictionPressureTransitionPeriod: metav1.Duration{Duration: 20 * time.Second},
+		// The image GC may delete an image a second after its import (TestUnusedImagesFillingImagefsEvictNoPod).
+		ImageMinimumGCAge: metav1.Duration{Duration: time.Second},
 	}
-	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{KubeletConfig: cfg, KubeletRootFS: &cluster.LoopFS{Size: nodefsSize}})
+	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{KubeletConfig: cfg, KubeletRootFS: &cluster.LoopFS{Size: nodefsSize},
+		ContainerdRootFS: &cluster.LoopFS{Size: imagefsSize}})
 	if err != nil {
 		return err
 	}
