@@ -77,7 +77,11 @@ type Agent struct {
 	// Unlisted, if set, lists the pods the node runs as found in its cgroup tree; used only until
 	// PodsSynced, and only to kill (see unlisted.go).
 	Unlisted func() ([]UnlistedPod, error)
-	Ladder   evictLadder
+	// Images, if set, reports the node's images (status.images): with the terminated pods' measured logs
+	// it is the estimate of what the kubelet's node-level reclaim could free (policy Input.Reclaimable);
+	// nil leaves it unknown.
+	Images nodeImages
+	Ladder evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
 	// Events records node events; nil records nothing.

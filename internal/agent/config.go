@@ -27,8 +27,11 @@ type Config struct {
 	// NodefsPath (the kubelet root dir) and ImagefsPath (the runtime root) are statfs'ed for the disk
 	// signals; empty leaves those signals out.
 	NodefsPath, ImagefsPath string
-	Ladder                  actuate.LadderConfig
-	Ledger                  loopbreaker.LedgerPolicy
+	// PodLogsDir is the kubelet's podLogsDir: the pods' logs are measured there for the per-pod disk
+	// usage (with their local volumes under NodefsPath); empty leaves the logs unmeasured.
+	PodLogsDir string
+	Ladder     actuate.LadderConfig
+	Ledger     loopbreaker.LedgerPolicy
 	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
 	// TaintKey is the pressure taint's key (default loopbreaker.TaintKey).
@@ -50,7 +53,7 @@ func DefaultConfig(node string) Config {
 	c := Config{
 		Settings: DefaultSettings(node), Notifiers: DefaultNotifiers,
 		MetricsAddr: ":8080", HealthAddr: ":8081", CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc",
-		NodefsPath: "/var/lib/kubelet",
+		NodefsPath: "/var/lib/kubelet", PodLogsDir: "/var/log/pods",
 		Ladder: actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true,
 			AvoidanceSettle: actuate.DefaultAvoidanceSettle},
 		Ledger: loopbreaker.LedgerPolicy{}, AvoidancePrefix: loopbreaker.DefaultAvoidancePrefix, LoopBreaker: true, TaintKey: loopbreaker.TaintKey,

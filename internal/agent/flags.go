@@ -82,7 +82,7 @@ func FromConfig(c *agentcfg.Config) Config {
 	out.Kubeconfig, out.KubeletConfigFile = c.Kubeconfig, c.KubeletConfigFile
 	out.MetricsAddr, out.HealthAddr = c.MetricsBindAddress, c.HealthProbeBindAddress
 	out.CgroupRoot, out.ProcRoot = c.Paths.CgroupRoot, c.Paths.ProcRoot
-	out.NodefsPath, out.ImagefsPath = c.Paths.KubeletRootDir, c.Paths.ImageFsDir
+	out.NodefsPath, out.ImagefsPath, out.PodLogsDir = c.Paths.KubeletRootDir, c.Paths.ImageFsDir, c.Paths.PodLogsDir
 	out.Ladder.PDBFallbackWait, out.Ladder.AllowDelete = c.Ladder.PDBFallbackWait, c.Ladder.AllowDelete
 	out.Ladder.AllowCgroupKill, out.Ladder.DryRun = c.Ladder.AllowCgroupKill, c.DryRun
 	lb := c.LoopBreaker

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 	"github.com/kube-pressure/pressure/internal/source/statfs"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -149,6 +151,14 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	informer.Start(ctx)
 	a := r.agent(kc, ledger, events, informer, w, pr)
 	a.PodsSynced = informer.Synced
+	images := &nodeImageCache{client: r.client, node: node, clock: r.opts.Clock,
+		onErr: func(err error) { r.log.Warn("read the node's images (reclaim estimate)", "node", node, "err", err) }}
+	a.Images = images
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		images.run(ctx)
+	}()
 	if k := r.kubeletRefresher(kubelet == nil, kubeletFromAPI); k != nil {
 		a.KubeletUpdates = k.Updates
 		wg.Add(1)
@@ -239,6 +249,7 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 		r.log.Warn("disk signals not observed", "nodefsPath", cfg.NodefsPath, "err", err)
 	} else if cfg.NodefsPath != "" {
 		src.Disk = &statfs.Reader{NodefsPath: cfg.NodefsPath, ImagefsPath: cfg.ImagefsPath, Statfser: statfs.Unix{}}
+		src.PodFS = r.podFS()
 	}
 	var unlisted func() ([]UnlistedPod, error)
 	if killer != nil {
@@ -249,6 +260,20 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 		Ladder: ladder, Killer: killer, Events: events, Breaker: breaker, Ledger: ledger, Metrics: r.metrics, Log: r.log,
 		Wake: w.ch, Rearm: w.rearm, Synced: pr.synced,
 	}
+}
+
+// podFS returns the per-pod disk usage reader, or nil, said once, when the kubelet's pods directory is
+// not visible (the chart's default mounts an empty directory as kubeletRootDir: statfs only): the pods'
+// disk usage is then not measured, and the policy evicts no pod for a disk signal (the kubelet stays the
+// backstop).
+func (r *runner) podFS() *podfs.Reader {
+	pods := filepath.Join(r.cfg.NodefsPath, "pods")
+	if _, err := os.Stat(pods); err != nil {
+		r.log.Warn("per-pod disk usage not measured: the kubelet's pods directory is not visible; the agent evicts no pod "+
+			"for disk pressure (the kubelet does)", "path", pods, "err", err)
+		return nil
+	}
+	return &podfs.Reader{KubeletRootDir: r.cfg.NodefsPath, PodLogsDir: r.cfg.PodLogsDir}
 }
 
 // ledgerPolicy is the ledger's windows. Its in-flight timeout is the policy's InFlightTTL: one rule for

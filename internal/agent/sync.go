@@ -3,9 +3,13 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -114,6 +118,7 @@ func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (
 			}
 		}
 	}
+	in.Reclaimable = a.reclaimable(now, snap, pods)
 	return in, byUID
 }
 
@@ -121,3 +126,80 @@ func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (
 func (a *Agent) podsSynced() bool { return a.PodsSynced == nil || a.PodsSynced() }
 
 func podKey(ns, name string) string { return fmt.Sprintf("%s/%s", ns, name) }
+
+// Node image listing: how often, and how old a listing may be and still be used.
+const (
+	nodeImagesEvery  = 30 * time.Second
+	nodeImagesMaxAge = 2 * time.Minute
+)
+
+// nodeImages reports the node's images (status.images) as last read, and when.
+type nodeImages interface {
+	Latest() ([]corev1.ContainerImage, time.Time, bool)
+}
+
+// nodeImageCache reads the Node's status.images every nodeImagesEvery in the background (nodes get:
+// the agent's RBAC has no list or watch on nodes), so a sync never waits for the API.
+type nodeImageCache struct {
+	client kubernetes.Interface
+	node   string
+	clock  clock.Clock
+	onErr  func(error)
+
+	mu     sync.Mutex
+	images []corev1.ContainerImage
+	at     time.Time
+}
+
+// run refreshes the cache until ctx is done.
+func (c *nodeImageCache) run(ctx context.Context) {
+	for {
+		n, err := c.client.CoreV1().Nodes().Get(ctx, c.node, metav1.GetOptions{})
+		switch {
+		case err != nil && ctx.Err() == nil && c.onErr != nil:
+			c.onErr(err)
+		case err == nil:
+			c.mu.Lock()
+			c.images, c.at = n.Status.Images, c.clock.Now()
+			c.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.clock.After(nodeImagesEvery):
+		}
+	}
+}
+
+// Latest implements nodeImages.
+func (c *nodeImageCache) Latest() ([]corev1.ContainerImage, time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.images, c.at, !c.at.IsZero()
+}
+
+// reclaimable estimates what the kubelet's node-level reclaim could free: the node's images no active
+// pod uses (image GC) and the measured logs of its terminated pods (container GC). Nil (unknown) without
+// a listing of the node's images younger than nodeImagesMaxAge.
+func (a *Agent) reclaimable(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) *policy.Reclaimable {
+	if a.Images == nil {
+		return nil
+	}
+	images, at, ok := a.Images.Latest()
+	if !ok || now.Sub(at) > nodeImagesMaxAge {
+		return nil
+	}
+	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(images, pods),
+		Source: "the node's status.images of " + at.UTC().Format(time.RFC3339) + " and the terminated pods' logs"}
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		for _, c := range snap.Pods[string(p.UID)].Containers {
+			if c.LogsUsed != nil {
+				r.DeadContainerLogs += int64(*c.LogsUsed)
+			}
+		}
+	}
+	return r
+}

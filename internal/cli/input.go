@@ -11,7 +11,9 @@ import (
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
@@ -58,6 +60,7 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 		noteDeletion(&in, pod)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+	in.Reclaimable = reclaimable(s, in.Snapshot)
 	in.Avoidances, in.Warnings = avoidances(s, in.Warnings)
 	for _, c := range s.Node.Status.Conditions {
 		in.NodeConditions = append(in.NodeConditions, explain.NodeCondition{Type: string(c.Type), Status: string(c.Status),
@@ -115,4 +118,32 @@ func avoidances(s *Snapshot, warnings []string) ([]explain.Avoidance, []string) 
 		out = append(out, explain.Avoidance{Workload: a.Owner.String(), UID: string(a.Owner.UID), Until: a.Until.UTC(), Loop: a.Loop})
 	}
 	return out, warnings
+}
+
+// reclaimable estimates what the kubelet's node-level reclaim could free, as the agent does: the node's
+// images (status.images) no active pod uses, and the logs of its terminated pods (Summary). Nil when
+// the Node lists no images (a snapshot without them, or a kubelet with nodeStatusMaxImages 0).
+func reclaimable(s *Snapshot, snap signal.Snapshot) *policy.Reclaimable {
+	if len(s.Node.Status.Images) == 0 {
+		return nil
+	}
+	pods := make([]*corev1.Pod, 0, len(s.Pods.Items))
+	for i := range s.Pods.Items {
+		if s.Pods.Items[i].Spec.NodeName == s.Node.Name {
+			pods = append(pods, &s.Pods.Items[i])
+		}
+	}
+	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(s.Node.Status.Images, pods),
+		Source: "the node's status.images and the terminated pods' logs"}
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		for _, c := range snap.Pods[string(p.UID)].Containers {
+			if c.LogsUsed != nil {
+				r.DeadContainerLogs += int64(*c.LogsUsed)
+			}
+		}
+	}
+	return r
 }

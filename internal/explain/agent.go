@@ -28,11 +28,12 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.DeletionTimestamps[c.UID]})
 	}
 	_, plan := policy.Step(policy.State{}, policy.Input{Now: now, Config: settings.Config, Kubelet: kubelet,
-		Snapshot: in.Snapshot, Pods: pods, Persisting: true})
+		Snapshot: in.Snapshot, Pods: pods, Reclaimable: in.Reclaimable, Persisting: true})
 	ps := &Pressure{Settings: settings.Source, Policy: string(plan.Policy), ThresholdsMet: []string{}, NodeConditions: []string{},
 		Victims: []AgentVictim{}, Differences: []string{}}
 	ps.Reclaim = agentReclaim(plan.Reclaim)
-	ps.Thresholds = agentThresholds(derived, plan.Thresholds, settings.Config, reclaimObservations(in.Snapshot.Observations, plan.Reclaim))
+	ps.Thresholds = agentThresholds(derived, plan.Thresholds, settings.Config, reclaimObservations(in.Snapshot.Observations, plan.Reclaim),
+		plan.Headroom)
 	for _, sp := range plan.Pressure {
 		ps.ThresholdsMet = append(ps.ThresholdsMet, string(sp.Signal))
 	}
@@ -70,7 +71,7 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 		}
 	}
 	ps.Differences = append(reclaimDifferences(ps.Reclaim, ps.Thresholds), differences(ps, k, settings.Config)...)
-	ps.Notes = agentNotes(plan, ps)
+	ps.Notes = agentNotes(plan, ps, in.Reclaimable != nil)
 	return ps
 }
 
@@ -82,7 +83,14 @@ func frees(sig signal.Signal, r policy.Release) string {
 }
 
 // agentThresholds pairs every configured kubelet threshold with the agent's (same order).
-func agentThresholds(kubelet, ours threshold.Config, cfg policy.Config, obs map[signal.Signal]signal.Observation) []AgentThreshold {
+func agentThresholds(kubelet, ours threshold.Config, cfg policy.Config, obs map[signal.Signal]signal.Observation,
+	notes []policy.HeadroomNote) []AgentThreshold {
+	withheld := map[int]string{}
+	for _, n := range notes {
+		if n.Withheld != "" {
+			withheld[int(n.Threshold)] = n.Withheld
+		}
+	}
 	out := []AgentThreshold{}
 	for i, kt := range kubelet.Thresholds {
 		if kt.Inert() || i >= len(ours.Thresholds) {
@@ -93,6 +101,9 @@ func agentThresholds(kubelet, ours threshold.Config, cfg policy.Config, obs map[
 		at := AgentThreshold{Signal: string(t.Signal), Kubelet: kt.String(), Hard: t.IsHard(), sig: t.Signal}
 		if h, ok := cfg.Headroom[t.Signal]; ok && t.IsHard() && cfg.Policy != policy.Kubelet {
 			at.Headroom = h.String()
+		}
+		if w, ok := withheld[i]; ok {
+			at.Headroom, at.HeadroomWithheld = "0", w
 		}
 		o, ok := obs[t.Signal]
 		if !ok {
@@ -211,9 +222,17 @@ func skipOf(ps *Pressure, pod string) string {
 }
 
 // agentNotes lists the assumptions behind the agent's prediction.
-func agentNotes(plan policy.Plan, ps *Pressure) []string {
+func agentNotes(plan policy.Plan, ps *Pressure, reclaimKnown bool) []string {
 	out := []string{"computed from the same stats as the kubelet's prediction; the running agent reads the node itself " +
-		"(fresher cgroup stats, no per-pod disk usage) and counts the pods whose eviction it already requested as in flight"}
+		"(fresher cgroup stats; per-pod disk usage from its own walk of the pods' volumes and logs) and counts the pods whose " +
+		"eviction it already requested as in flight"}
+	if reclaimKnown {
+		for _, e := range plan.Trace {
+			if e.Kind == policy.KindReclaim && !signal.Signal(e.Subject).IsMemory() {
+				out = append(out, "node-level reclaim for "+e.Subject+": "+e.Detail)
+			}
+		}
+	}
 	if len(ps.ThresholdsMet) == 0 {
 		out = append(out, "no threshold of pressure-agent's is met: it would evict nothing")
 	}

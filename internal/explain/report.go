@@ -38,6 +38,10 @@ type Input struct {
 	// Agent are pressure-agent's policy settings and where they came from; nil means its defaults
 	// (policy.DefaultConfig), which the report says.
 	Agent *AgentSettings
+	// Reclaimable is the estimate of what the kubelet's node-level reclaim (container and image GC) could
+	// free, as the agent makes it (unused images of the node's status.images, terminated pods' logs);
+	// nil when unknown: the agent's answer then counts reclaim as freeing nothing.
+	Reclaimable *policy.Reclaimable
 	// DeletionTimestamps are the deletion timestamps of the terminating candidates, by pod UID.
 	DeletionTimestamps map[string]time.Time
 	// Warnings found while loading the input (a pod without stats, ...); copied to the Report.
@@ -271,7 +275,10 @@ type AgentThreshold struct {
 	// "256Mi", "5%"; empty for soft thresholds and policy kubelet), Resolved the agent's threshold.
 	KubeletResolved string `json:"kubeletResolved,omitempty"`
 	Headroom        string `json:"headroom,omitempty"`
-	Resolved        string `json:"resolved,omitempty"`
+	// HeadroomWithheld says why no headroom was added (Headroom is then "0"): the raised threshold would
+	// reach the kubelet's image GC start, where the kubelet deletes unused images, not pods.
+	HeadroomWithheld string `json:"headroomWithheld,omitempty"`
+	Resolved         string `json:"resolved,omitempty"`
 	// MinReclaim is the agent's minimum reclaim (the kubelet's, or 100Mi on byte thresholds without one).
 	MinReclaim string `json:"minReclaim,omitempty"`
 	// FiresAbove is the usage above which the agent's threshold is met (capacity − Resolved).

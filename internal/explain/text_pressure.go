@@ -52,6 +52,9 @@ func (p *printer) agentThresholds(ts []AgentThreshold) {
 		if !a.Hard {
 			row[2] = "- (soft)"
 		}
+		if a.HeadroomWithheld != "" {
+			row[2] = "0 (image GC)"
+		}
 		if a.Known {
 			row[1], row[3], row[5] = human(a.kubeletV, u), human(a.resolvedV, u), human(mustInt(a.FiresAbove), u)
 			if a.MinReclaim != "" {
@@ -66,6 +69,11 @@ func (p *printer) agentThresholds(ts []AgentThreshold) {
 		t = append(t, row)
 	}
 	p.table(t)
+	for _, a := range ts {
+		if a.HeadroomWithheld != "" {
+			p.printf("  %s: no headroom: %s.\n", a.Kubelet, a.HeadroomWithheld)
+		}
+	}
 }
 
 func (p *printer) credits(cs []AgentCredit) {

@@ -136,6 +136,7 @@ func ThresholdInput(kc *kubeletconfigv1beta1.KubeletConfiguration) threshold.Inp
 		KubeReserved:                 kc.KubeReserved,
 		SystemReserved:               kc.SystemReserved,
 		KernelMemcgNotification:      kc.KernelMemcgNotification,
+		ImageGCHighThresholdPercent:  kc.ImageGCHighThresholdPercent,
 	}
 	if d := kc.EvictionPressureTransitionPeriod.Duration; d != 0 {
 		in.EvictionPressureTransitionPeriod = &d

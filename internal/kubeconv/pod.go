@@ -2,6 +2,7 @@ package kubeconv
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -157,4 +158,77 @@ func copyInt64(p *int64) *int64 {
 	}
 	v := *p
 	return &v
+}
+
+// UnusedImageBytes estimates what the kubelet's image GC could delete: the bytes of the node's images
+// (status.images) of which no name is used by a container of a pod that is not in a terminal phase
+// (containers of terminated pods are removed by container GC first, which frees their images). A
+// container uses the names of its spec image, its status image and its status imageID, normalized
+// like the runtime (docker.io/library/ for a bare name, :latest without a tag). The estimate does not
+// know which images the runtime pins (the sandbox image) or pulled less than imageMinimumGCAge ago: it
+// can be higher than what the GC frees, by those.
+func UnusedImageBytes(images []corev1.ContainerImage, pods []*corev1.Pod) int64 {
+	used := map[string]bool{}
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, c := range allContainers(p) {
+			used[NormalizeImage(c)] = true
+		}
+		for _, lists := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses,
+			p.Status.EphemeralContainerStatuses} {
+			for _, s := range lists {
+				used[NormalizeImage(s.Image)], used[NormalizeImage(s.ImageID)] = true, true
+			}
+		}
+	}
+	var n int64
+	for _, img := range images {
+		inUse := false
+		for _, name := range img.Names {
+			inUse = inUse || used[NormalizeImage(name)]
+		}
+		if !inUse {
+			n += img.SizeBytes
+		}
+	}
+	return n
+}
+
+func allContainers(p *corev1.Pod) []string {
+	var out []string
+	for _, c := range p.Spec.InitContainers {
+		out = append(out, c.Image)
+	}
+	for _, c := range p.Spec.Containers {
+		out = append(out, c.Image)
+	}
+	for _, c := range p.Spec.EphemeralContainers {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+// NormalizeImage returns an image reference in the runtime's full form: "nginx" is
+// "docker.io/library/nginx:latest", "user/app:1" is "docker.io/user/app:1"; a reference with a
+// registry host (a first component with a dot or a port, or localhost) is kept, given ":latest" when it
+// has neither tag nor digest. A containerd "sha256:..." image ID is kept as is.
+func NormalizeImage(ref string) string {
+	if ref == "" || strings.HasPrefix(ref, "sha256:") {
+		return ref
+	}
+	ref = strings.TrimPrefix(ref, "docker-pullable://")
+	first, _, hasSlash := strings.Cut(ref, "/")
+	switch {
+	case !hasSlash:
+		ref = "docker.io/library/" + ref
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
+		ref = "docker.io/" + ref
+	}
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if !strings.Contains(last, ":") && !strings.Contains(last, "@") {
+		ref += ":latest"
+	}
+	return ref
 }

@@ -257,3 +257,45 @@ func TestCandidatePodLevelMemoryRequest(t *testing.T) {
 		t.Errorf("container-only pod reports pod-level resources: %v %v", c.PodLevelResources, c.PodLevelMemoryRequest)
 	}
 }
+
+func TestNormalizeImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"nginx":                                "docker.io/library/nginx:latest",
+		"nginx:1.25":                           "docker.io/library/nginx:1.25",
+		"user/app:1":                           "docker.io/user/app:1",
+		"pressure.local/stress:v1":             "pressure.local/stress:v1",
+		"localhost/app":                        "localhost/app:latest",
+		"registry:5000/app@sha256:abc":         "registry:5000/app@sha256:abc",
+		"docker.io/library/nginx@sha256:abc":   "docker.io/library/nginx@sha256:abc",
+		"sha256:0123":                          "sha256:0123",
+		"docker-pullable://nginx@sha256:abc12": "docker.io/library/nginx@sha256:abc12",
+	} {
+		if got := NormalizeImage(in); got != want {
+			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnusedImageBytesCountsImagesNoActivePodUses(t *testing.T) {
+	images := []corev1.ContainerImage{
+		{Names: []string{"docker.io/library/nginx@sha256:aaa", "docker.io/library/nginx:1.25"}, SizeBytes: 100},
+		{Names: []string{"pressure.local/stress:v1"}, SizeBytes: 20},
+		{Names: []string{"docker.io/library/redis:7"}, SizeBytes: 300},
+		{Names: []string{"docker.io/library/busybox:latest"}, SizeBytes: 4000},
+	}
+	running := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "nginx:1.25"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	pending := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Image: "pressure.local/stress:v1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	done := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "redis:7"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}
+	byID := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "my-busybox"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{ImageID: "docker.io/library/busybox:latest"}}}}
+	// redis: only a terminated pod uses it (container GC removes that container first): 300 bytes.
+	if got := UnusedImageBytes(images, []*corev1.Pod{running, pending, done, byID}); got != 300 {
+		t.Errorf("unused %d bytes, want 300 (redis)", got)
+	}
+	if got := UnusedImageBytes(images, nil); got != 4420 {
+		t.Errorf("no pods: unused %d bytes, want all 4420", got)
+	}
+}

@@ -13,7 +13,16 @@
 //     rank order until their expected release brings the signal back to threshold + minimum reclaim, at
 //     most Config.MaxEvictionsPerSync per step and Config.MaxEvictionsPerMinute in any sliding minute;
 //     critical pods, pods that free nothing (no cgroup, no usage) and pods a PodDisruptionBudget refused
-//     within Config.PDBRetry are skipped, so the next pod is tried.
+//     within Config.PDBRetry are skipped, so the next pod is tried. For the disk, inode and PID signals
+//     the walk takes one pod per step: its measured usage (rank.DiskUsage: logs, writable layers and
+//     local volumes as the kubelet counts them for the signal's filesystem; threads for pid.available) is
+//     credited while it is in flight, the node is measured again and the next step decides again. A pod
+//     whose disk usage is not measured is never evicted blindly for a disk signal. On a filesystem that
+//     holds images, the headroom of a disk threshold is withheld where the raised threshold would reach
+//     the kubelet's image GC start (Plan.Headroom says so). A disk step for which the kubelet would run
+//     node-level reclaim (container and image GC) first is completed on the shell's estimate
+//     (Input.Reclaimable): when it could free what is needed, no pod is evicted and the kubelet's GC
+//     reclaims first; unknown counts as freeing nothing.
 //   - Kubelet: the kubelet's answer, one pod per step (quirks included: a pod without stats ranks
 //     first), bounded by the same minute limit.
 //   - ReclaimAware: Pressure on what the kernel cannot reclaim. Each memory signal's available amount is

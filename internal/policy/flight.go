@@ -47,14 +47,14 @@ func (st *State) adopt(now time.Time, pods []Pod, ledger []InFlight, cfg Config)
 		switch {
 		case p.Terminating() && (!ok || !f.observed):
 			if !ok {
-				f = bound(p.Candidate, now, "terminating")
+				f = st.bound(p.Candidate, now, "terminating")
 			}
 			f.observed = true
 			st.flights[uid] = f
 		case !ok:
 			e, inLedger := entries[uid]
 			if inLedger && now.Sub(e.At) < cfg.InFlightTTL {
-				f = bound(p.Candidate, e.At, "in the ledger ("+e.Rung+")")
+				f = st.bound(p.Candidate, e.At, "in the ledger ("+e.Rung+")")
 				f.observed = true
 				st.flights[uid] = f
 			}
@@ -62,9 +62,22 @@ func (st *State) adopt(now time.Time, pods []Pod, ledger []InFlight, cfg Config)
 	}
 }
 
-// bound starts a flight at since whose credit is bounded by the pod's usage now.
-func bound(c rank.Candidate, since time.Time, origin string) flight {
+// bound starts a flight at since whose credit is bounded by the pod's usage now: memory, threads, and its
+// measured usage of every disk signal (on the filesystem layout of the State).
+func (st *State) bound(c rank.Candidate, since time.Time, origin string) flight {
 	f := flight{since: since, origin: origin}
+	var layout signal.FilesystemLayout
+	if st.layout != nil {
+		layout = *st.layout
+	}
+	for _, sig := range signal.All() {
+		if u, ok := rank.DiskUsage(sig, layout, c); ok {
+			if f.disk == nil {
+				f.disk = map[signal.Signal]int64{}
+			}
+			f.disk[sig] = u
+		}
+	}
 	if c.Stats != nil && c.Stats.MemoryWorkingSet != nil {
 		f.memory, f.memKnown = int64(*c.Stats.MemoryWorkingSet), true
 	}
@@ -95,15 +108,24 @@ func (st *State) credit(now time.Time, pods []Pod, cfg Config, p *Plan) []Credit
 			}
 		}
 		cr := Credit{Pod: ref, Why: why}
-		cur := bound(c, now, "")
+		cur := st.bound(c, now, "")
 		if f.memKnown && cur.memKnown {
 			cr.Memory = min(f.memory, cur.memory)
 		}
 		if f.pidKnown && cur.pidKnown {
 			cr.PIDs = min(f.pids, cur.pids)
 		}
-		p.tr().add(KindInFlight, ref.String(), fmt.Sprintf("%s: credit %s memory, %d threads", why,
-			threshold.FormatQuantity(cr.Memory, true), cr.PIDs))
+		disk := ""
+		for _, sig := range signal.All() {
+			was, ok1 := f.disk[sig]
+			is, ok2 := cur.disk[sig]
+			if amount := min(was, is); ok1 && ok2 && amount > 0 {
+				cr.Disk = append(cr.Disk, DiskCredit{Signal: sig, Amount: amount})
+				disk += ", " + formatRelease(sig, Release{Amount: amount, Known: true}) + " " + string(sig)
+			}
+		}
+		p.tr().add(KindInFlight, ref.String(), fmt.Sprintf("%s: credit %s memory, %d threads%s", why,
+			threshold.FormatQuantity(cr.Memory, true), cr.PIDs, disk))
 		out = append(out, cr)
 	}
 	return out
@@ -116,14 +138,19 @@ func (st *State) inFlight(p Pod) bool {
 }
 
 // credited returns a copy of the snapshot whose memory signals count the credited memory as available
-// again and pid.available the credited threads (each capped at capacity).
+// again, pid.available the credited threads and each disk signal its credited usage (each capped at
+// capacity).
 func credited(s signal.Snapshot, credits []Credit) signal.Snapshot {
 	var mem, pids int64
+	disk := map[signal.Signal]int64{}
 	for _, c := range credits {
 		mem += c.Memory
 		pids += c.PIDs
+		for _, d := range c.Disk {
+			disk[d.Signal] += d.Amount
+		}
 	}
-	if mem <= 0 && pids <= 0 {
+	if mem <= 0 && pids <= 0 && len(disk) == 0 {
 		return s
 	}
 	out := s
@@ -134,6 +161,8 @@ func credited(s signal.Snapshot, credits []Credit) signal.Snapshot {
 			o.Available = min(o.Available+mem, o.Capacity)
 		case sig == signal.PIDAvailable:
 			o.Available = min(o.Available+pids, o.Capacity)
+		case disk[sig] > 0:
+			o.Available = min(o.Available+disk[sig], o.Capacity)
 		}
 		out.Observations[sig] = o
 	}

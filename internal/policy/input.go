@@ -29,9 +29,25 @@ type Input struct {
 	InFlight []InFlight
 	// Outcomes are what happened to the actions of earlier Plans since the last Step, in any order.
 	Outcomes []Outcome
+	// Reclaimable is what the kubelet's node-level reclaim (container and image GC) could free, as the
+	// shell estimated it; nil when unknown (a disk step that asks for reclaim is then completed as
+	// "reclaim freed nothing" and pods are evicted).
+	Reclaimable *Reclaimable
 	// Persisting predicts instead of deciding now: every met threshold is treated as met past its grace
 	// period (kubectl pressure explain: "if the pressure persisted"). Leave it false in the agent.
 	Persisting bool
+}
+
+// Reclaimable is what the kubelet's node-level reclaim could free, in bytes. Inodes are not estimated.
+type Reclaimable struct {
+	// UnusedImages are the images no active pod of the node uses: the kubelet's image GC deletes them
+	// (from the image filesystem).
+	UnusedImages int64
+	// DeadContainerLogs are the logs of the node's terminated pods: the kubelet's container GC deletes
+	// them (from nodefs).
+	DeadContainerLogs int64
+	// Source says how the estimate was made, for the trace ("node status images", ...).
+	Source string
 }
 
 // Pod is one active pod.

@@ -18,6 +18,9 @@ type Plan struct {
 	// hard ones raised by the headroom and every byte threshold with a minimum reclaim. Same length and
 	// order as the kubelet's, so threshold IDs mean the same in both.
 	Thresholds threshold.Config
+	// Headroom is, for Pressure and ReclaimAware, the headroom of every hard threshold that has one, by
+	// threshold: added, or withheld and why.
+	Headroom []HeadroomNote
 	// Watch is, per observed signal, the highest resolved threshold (the one crossed first), by signal:
 	// what the notifiers arm at and the threshold gauges show.
 	Watch []Watch
@@ -91,8 +94,29 @@ type Credit struct {
 	// pid.available. Each is the lower of what the pod had when its eviction was requested (or when it
 	// was first seen terminating) and what it has now.
 	Memory, PIDs int64
+	// Disk is the measured disk usage credited to each disk signal, by signal (the lower of what the
+	// pod used when its flight started and what it uses now).
+	Disk []DiskCredit
 	// Why says what makes the pod in flight ("eviction requested 2s ago", "terminating until ...").
 	Why string
+}
+
+// DiskCredit is the usage of one in-flight pod credited to one disk signal: bytes, or inodes for the
+// inode signals.
+type DiskCredit struct {
+	Signal signal.Signal
+	Amount int64
+}
+
+// HeadroomNote is the headroom added to one hard threshold by the Pressure policy, or why none was.
+type HeadroomNote struct {
+	Threshold decision.ThresholdID
+	Signal    signal.Signal
+	// Amount is the headroom added (0 when withheld), in the signal's unit.
+	Amount int64
+	// Withheld says why the headroom was not added ("" when it was): on a filesystem that holds images,
+	// the raised threshold would reach the kubelet's image GC start.
+	Withheld string
 }
 
 // Release is what evicting a pod is expected to free for the acted-on signal.
@@ -109,7 +133,8 @@ type Target struct {
 	// Available is the credited available amount; Goal the threshold plus its minimum reclaim; Need is
 	// Goal − Available (at least 1 when the threshold is met only through minimum reclaim).
 	Available, Goal, Need int64
-	// Max is the most pods the walk may take (Config.MaxEvictionsPerSync); victims beyond the minute's
+	// Max is the most pods the walk may take: Config.MaxEvictionsPerSync for the memory signals, 1 for
+	// the disk, inode and PID signals (one victim per step, re-measured before the next); victims beyond the minute's
 	// remaining requests are deferred, not dropped from the walk.
 	Max int
 }
@@ -197,7 +222,8 @@ const (
 	KindLimit    decision.Kind = "limit"     // a victim deferred: API backoff, minute limit
 	KindKill     decision.Kind = "kill"      // the trend kill
 	KindTaint    decision.Kind = "taint"     // the wanted taint
-	KindReclaim  decision.Kind = "reclaim"   // a memory signal as policy ReclaimAware sees it
+	KindReclaim  decision.Kind = "reclaim"   // a memory signal as policy ReclaimAware sees it; node-level disk reclaim
+	KindHeadroom decision.Kind = "headroom"  // a disk threshold's headroom withheld at the image GC start
 )
 
 // trace appends to a Plan's trace.

@@ -70,7 +70,7 @@ func (m *machine) step(args []string) (string, error) {
 
 // input builds the Input of a step command's arguments.
 func (m *machine) input(args []string) (Input, error) {
-	in := Input{Config: m.cfg, InFlight: m.ledger, Outcomes: m.outcomes}
+	in := Input{Config: m.cfg, InFlight: m.ledger, Outcomes: m.outcomes, Reclaimable: m.reclaimable}
 	for _, a := range args {
 		k, v := kv(a)
 		var err error
@@ -91,7 +91,8 @@ func (m *machine) input(args []string) (Input, error) {
 		return in, err
 	}
 	in.Kubelet = kc
-	in.Snapshot = signal.Snapshot{Observations: map[signal.Signal]signal.Observation{}, Pods: map[string]signal.PodStats{}}
+	in.Snapshot = signal.Snapshot{Observations: map[signal.Signal]signal.Observation{}, Pods: map[string]signal.PodStats{},
+		Filesystems: m.layout}
 	for sig, o := range m.obs {
 		o.Time = in.Now
 		in.Snapshot.Observations[sig] = o
@@ -121,7 +122,11 @@ func render(now time.Time, p Plan) string {
 			threshold.FormatAvailable(v.Effective, v.Signal), v.Confirmed, v.Backstop)
 	}
 	for _, c := range p.Credits {
-		fmt.Fprintf(&b, "=> credit %s memory=%s threads=%d\n", c.Pod, threshold.FormatQuantity(c.Memory, true), c.PIDs)
+		fmt.Fprintf(&b, "=> credit %s memory=%s threads=%d", c.Pod, threshold.FormatQuantity(c.Memory, true), c.PIDs)
+		for _, d := range c.Disk {
+			fmt.Fprintf(&b, " %s=%s", d.Signal, formatRelease(d.Signal, Release{Amount: d.Amount, Known: true}))
+		}
+		b.WriteString("\n")
 	}
 	for _, e := range p.Evictions {
 		fmt.Fprintf(&b, "=> evict %s rank=%d frees=%s hard=%t grace=%d observed=%s threshold=%s", e.Ref(), e.Rank,

@@ -26,6 +26,8 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 //	ledger NAME at=OFFSET [rung=R]                                   (an unsettled ledger entry)
 //	outcome NAME evict|kill RESULT [api=answered|unavailable] [at=OFFSET]
 //	step t=OFFSET [persisting]                                       (prints the plan)
+//	reclaimable images=Q [logs=Q]        (the shell's estimate of what the kubelet's GC could free)
+//	layout one|dedicated|split           (the filesystem layout; one by default)
 //	memstat ... psi ... config reclaim.*                             (script_reclaim_test.go)
 //
 // Offsets are durations from a fixed epoch. The config starts at DefaultConfig with the trend kill on
@@ -41,6 +43,9 @@ type machine struct {
 	// nodeMem, podsMem and psi are the memstat and psi lines.
 	nodeMem, podsMem *signal.MemoryStat
 	psi              map[string]signal.Pressure
+	// reclaimable and layout are the reclaimable and layout lines.
+	reclaimable *Reclaimable
+	layout      signal.FilesystemLayout
 }
 
 func newMachine() *machine {
@@ -77,6 +82,10 @@ func (m *machine) run(line string) (string, error) {
 		err = m.memstat(args)
 	case "psi":
 		err = m.psiLine(args)
+	case "reclaimable":
+		err = m.reclaimableLine(args)
+	case "layout":
+		err = m.layoutLine(args)
 	default:
 		err = fmt.Errorf("unknown command %q", f[0])
 	}
@@ -229,5 +238,36 @@ func (m *machine) outcome(args []string) error {
 		}
 	}
 	m.outcomes = append(m.outcomes, o)
+	return nil
+}
+
+func (m *machine) reclaimableLine(args []string) error {
+	r := &Reclaimable{Source: "scenario"}
+	for _, a := range args {
+		k, v := kv(a)
+		n, err := parseQuantity(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("reclaimable %s: %w", a, err)
+		case k == "images":
+			r.UnusedImages = n
+		case k == "logs":
+			r.DeadContainerLogs = n
+		default:
+			return fmt.Errorf("unknown reclaimable argument %q", a)
+		}
+	}
+	m.reclaimable = r
+	return nil
+}
+
+func (m *machine) layoutLine(args []string) error {
+	layouts := map[string]signal.FilesystemLayout{"one": {}, "dedicated": {DedicatedImageFs: true},
+		"split": {DedicatedImageFs: true, SplitContainerFs: true}}
+	l, ok := layouts[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown layout %q: want one, dedicated or split", args[0])
+	}
+	m.layout = l
 	return nil
 }

@@ -53,6 +53,9 @@ type flight struct {
 	// was measured then.
 	memory, pids       int64
 	memKnown, pidKnown bool
+	// disk is the bound of each disk signal the pod's usage was measured for (bytes, or inodes for the
+	// inode signals), as rank.DiskUsage measures it; never written after the flight starts.
+	disk map[signal.Signal]int64
 	// evicting and killing are set while an eviction or a kill planned by the policy is pending or
 	// carried out; observed is set for a flight the policy adopted (a terminating pod, a ledger entry).
 	evicting, killing, observed bool

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/decision"
@@ -36,14 +37,19 @@ func Step(prev State, in Input) (State, Plan) {
 		snap, pods = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, &p)
 		ws = workingSets(p.Reclaim, raw)
 	}
-	p.Thresholds = thresholdsFor(cfg.Policy, kc, snap, cfg.Headroom)
+	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
+	for _, n := range p.Headroom {
+		if n.Withheld != "" {
+			p.tr().add(KindHeadroom, string(n.Signal), idString(p.Thresholds, n.Threshold)+": no headroom: "+n.Withheld)
+		}
+	}
 	p.Watch = watches(p.Thresholds, snap.Observations)
 	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
 	st.forget(in.Now, pods, cfg)
 	st.adopt(in.Now, pods, in.InFlight, cfg)
 	din := st.decisionInput(in.Now, snap, pods, cfg, &p)
 	prevDecision := st.decision
-	st.decision, p.Decision = decisionStep(prevDecision, din)
+	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
 	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
 	st.plan(in.Now, victims, hard, snap, cfg, &p)
 	st.remember(snap)
@@ -69,8 +75,8 @@ func sortedPods(pods []Pod) []Pod {
 }
 
 // decisionInput builds the core's input. Kubelet: every active pod, the raw snapshot. Pressure: the pods
-// whose eviction is not under way, on the snapshot credited with the in-flight pods' usage. The local
-// ephemeral-storage limit path is left to the kubelet (the agent reads no per-pod disk usage).
+// whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
+// threads and measured disk usage). The local ephemeral-storage limit path is left to the kubelet.
 func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
 	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
 	for _, pod := range pods {
@@ -85,15 +91,32 @@ func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, 
 	return din
 }
 
-// decisionStep runs decision.Step; a disk step that asks for node-level reclaim is completed with
-// "reclaim did nothing" (container and image garbage collection are the kubelet's; the agent cannot run
-// them).
-func decisionStep(prev decision.State, in decision.Input) (decision.State, decision.Decision) {
+// decisionStep runs decision.Step. A disk step that asks for node-level reclaim (container and image
+// garbage collection, which are the kubelet's: the agent does not run them) is completed on the shell's
+// estimate r of what they could free: when that relieves every threshold (with its minimum reclaim) no
+// pod is evicted and the kubelet's garbage collection reclaims first; when it does not, or r is nil
+// (unknown), the step goes on as if reclaim freed nothing and pods are evicted.
+func decisionStep(prev decision.State, in decision.Input, r *Reclaimable, gcHigh int32, p *Plan) (decision.State, decision.Decision) {
 	next, d := decision.Step(prev, in)
-	if d.NodeReclaim != nil && d.NodeReclaim.Pending {
-		after := in.Snapshot
-		in.AfterReclaim = &after
-		next, d = decision.Step(prev, in)
+	if d.NodeReclaim == nil || !d.NodeReclaim.Pending {
+		return next, d
+	}
+	nr := d.NodeReclaim
+	after := in.Snapshot
+	if r != nil {
+		after = afterReclaim(in.Snapshot, nr.Actions, r, gcHigh)
+	}
+	in.AfterReclaim = &after
+	next, d = decision.Step(prev, in)
+	switch {
+	case r == nil:
+		p.tr().add(KindReclaim, string(nr.Signal), fmt.Sprintf("%v: what it could free is not known: counted as nothing", nr.Actions))
+	case d.NodeReclaim != nil && d.NodeReclaim.Succeeded:
+		p.tr().add(KindReclaim, string(nr.Signal), fmt.Sprintf("%v could free enough (%s): no pod evicted, the kubelet's garbage "+
+			"collection reclaims it first", nr.Actions, reclaimWords(nr.Actions, r, gcHigh)))
+	default:
+		p.tr().add(KindReclaim, string(nr.Signal), fmt.Sprintf("%v could free %s: not enough, pods are evicted", nr.Actions,
+			reclaimWords(nr.Actions, r, gcHigh)))
 	}
 	return next, d
 }
@@ -110,6 +133,9 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	var ev decision.Eviction
 	ranking := d.Ranking
 	switch first, ok := firstVictim(pr); {
+	case persisting && d.NodeReclaim != nil && d.NodeReclaim.Succeeded: // the prediction does not know reclaim
+		p.tr().add(decision.KindNothing, "", "no pod to evict at this step (see the decision's trace)")
+		return nil, false
 	case !persisting && len(d.Evictions) > 0:
 		ev = d.Evictions[0]
 	case persisting && ok:
@@ -124,12 +150,16 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 		for _, pod := range pods {
 			byUID[pod.Candidate.UID] = pod
 		}
-		return st.kubeletVictim(ev, ranking, byUID, hard, cfg, p), hard
+		return st.kubeletVictim(ev, ranking, din.Snapshot.Filesystems, byUID, hard, cfg, p), hard
 	}
 	if pr.Ranking == nil {
 		return nil, hard
 	}
-	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, cfg.MaxEvictionsPerSync)
+	maxPods := cfg.MaxEvictionsPerSync
+	if !ev.Signal.IsMemory() {
+		maxPods = 1 // disk, inodes, PIDs: one victim per step, re-measured before the next
+	}
+	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, maxPods)
 	p.Target = &t
 	p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited), goal %s (threshold + minimum reclaim): need %s, at most %d pods",
 		idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
@@ -137,7 +167,7 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	if !wsBound(p.Reclaim, t.Signal) {
 		ws = nil
 	}
-	return st.walkToTarget(pr, t, hard, ws, cfg, p), hard
+	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, cfg, p), hard
 }
 
 // firstVictim returns the first non-critical pod of a prediction.
@@ -199,7 +229,7 @@ func (st *State) plan(now time.Time, victims []victim, hard bool, snap signal.Sn
 			p.Kills = append(p.Kills, k)
 			f, ok := st.flights[ref.UID]
 			if !ok {
-				f = bound(v.cand, now, "killed")
+				f = st.bound(v.cand, now, "killed")
 			}
 			f.killing = true
 			st.flights[ref.UID] = f
@@ -217,8 +247,90 @@ func (st *State) request(now time.Time, v victim, hard bool, snap signal.Snapsho
 		delete(st.crossing, v.ev.Signal)
 	}
 	st.tokens = append(st.tokens, token{at: now, uid: v.ev.UID})
-	f := bound(v.cand, now, "eviction requested")
+	f := st.bound(v.cand, now, "eviction requested")
 	f.evicting, f.hard = true, hard
 	st.flights[v.ev.UID] = f
 	return e
+}
+
+// fs names a filesystem of the layout.
+type fs int
+
+const (
+	nodeFS fs = iota
+	imageFS
+)
+
+// fsOf returns the filesystem a disk signal observes.
+func fsOf(sig signal.Signal, l signal.FilesystemLayout) fs {
+	switch sig {
+	case signal.ImageFsAvailable, signal.ImageFsInodesFree:
+		if l.DedicatedImageFs {
+			return imageFS
+		}
+	case signal.ContainerFsAvailable, signal.ContainerFsInodesFree:
+		if l.DedicatedImageFs && !l.SplitContainerFs {
+			return imageFS
+		}
+	}
+	return nodeFS
+}
+
+// freed returns what the reclaim actions would free on filesystem f by the estimate r: image GC the
+// unused images (on the image filesystem; not when image GC is off), container GC the terminated pods'
+// logs (on nodefs).
+func freed(f fs, l signal.FilesystemLayout, actions []decision.ReclaimAction, r *Reclaimable, gcHigh int32) int64 {
+	if r == nil {
+		return 0
+	}
+	images := nodeFS
+	if l.DedicatedImageFs {
+		images = imageFS
+	}
+	var n int64
+	for _, a := range actions {
+		switch {
+		case a == decision.ImageGC && f == images && gcHigh < 100:
+			n += r.UnusedImages
+		case a == decision.ContainerGC && f == nodeFS:
+			n += r.DeadContainerLogs
+		}
+	}
+	return n
+}
+
+// afterReclaim returns the snapshot the reclaim actions would leave: every filesystem's available bytes
+// raised by what they would free there (capped at capacity). Inode signals are unchanged: what the
+// images hold in inodes is not estimated.
+func afterReclaim(s signal.Snapshot, actions []decision.ReclaimAction, r *Reclaimable, gcHigh int32) signal.Snapshot {
+	out := s
+	out.Observations = make(map[signal.Signal]signal.Observation, len(s.Observations))
+	for sig, o := range s.Observations {
+		if sig.Bytes() && !sig.IsMemory() {
+			o.Available = min(o.Capacity, o.Available+freed(fsOf(sig, s.Filesystems), s.Filesystems, actions, r, gcHigh))
+		}
+		out.Observations[sig] = o
+	}
+	return out
+}
+
+// reclaimWords says what the estimate counts, for the trace.
+func reclaimWords(actions []decision.ReclaimAction, r *Reclaimable, gcHigh int32) string {
+	var parts []string
+	for _, a := range actions {
+		switch {
+		case a == decision.ImageGC && gcHigh >= 100:
+			parts = append(parts, "image GC is off (imageGCHighThresholdPercent 100)")
+		case a == decision.ImageGC:
+			parts = append(parts, formatRelease(signal.NodeFsAvailable, Release{Amount: r.UnusedImages, Known: true})+" of unused images")
+		case a == decision.ContainerGC:
+			parts = append(parts, formatRelease(signal.NodeFsAvailable, Release{Amount: r.DeadContainerLogs, Known: true})+
+				" of terminated pods' logs")
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if r.Source != "" {
+		s += fmt.Sprintf(" (from %s)", r.Source)
+	}
+	return s
 }

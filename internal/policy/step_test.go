@@ -31,7 +31,8 @@ func TestPressureThresholdsAddTheHeadroom(t *testing.T) {
 		signal.NodeFsAvailable:            {Available: 50 << 30, Capacity: 100 << 30},
 		signal.PIDAvailable:               {Available: 30000, Capacity: 32768},
 	}}
-	cfg := pressureThresholds(kc, snap, DefaultHeadroom())
+	// A dedicated imagefs: nodefs holds no images, its headroom cannot meet the image GC.
+	cfg, _ := pressureThresholds(kc, snap, signal.FilesystemLayout{DedicatedImageFs: true}, DefaultHeadroom())
 	got := map[string]string{}
 	for _, th := range cfg.Thresholds {
 		mr := "<nil>"
@@ -48,6 +49,46 @@ func TestPressureThresholdsAddTheHeadroom(t *testing.T) {
 	}
 	if d := cmp.Diff(got, want); d != "" {
 		t.Errorf("thresholds (-got +want):\n%s", d)
+	}
+}
+
+// The disk thresholds follow the kubelet's where a headroom would make the agent evict at the kubelet's
+// image GC start (85% used by default): there the kubelet deletes unused images, not pods.
+func TestDiskHeadroomIsWithheldWhereItWouldReachTheImageGCStart(t *testing.T) {
+	gc := func(v int32) *int32 { return &v }
+	for _, tc := range []struct {
+		name   string
+		hard   map[string]string
+		layout signal.FilesystemLayout
+		gcHigh *int32
+		// want is nodefs.available's threshold; withheld whether a headroom note says why none was added.
+		want     string
+		withheld bool
+	}{
+		{"one filesystem: 10% + 5% reaches the GC start at 15% available: the kubelet's 10%", map[string]string{"nodefs.available": "10%"},
+			signal.FilesystemLayout{}, nil, "10737418400", true},
+		{"one filesystem, a low threshold: 5% + 5% stays below 15%: raised", map[string]string{"nodefs.available": "5%"},
+			signal.FilesystemLayout{}, nil, "10737418400", false},
+		{"image GC starting at 95% used: 10% + 5% is above 5% available: withheld", map[string]string{"nodefs.available": "10%"},
+			signal.FilesystemLayout{}, gc(95), "10737418400", true},
+		{"image GC off (100%): nothing to reach: raised", map[string]string{"nodefs.available": "10%"},
+			signal.FilesystemLayout{}, gc(100), "16106127600", false},
+		{"dedicated imagefs: nodefs holds no images: raised", map[string]string{"nodefs.available": "10%"},
+			signal.FilesystemLayout{DedicatedImageFs: true}, nil, "16106127600", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kc := kubelet(t, tc.hard)
+			kc.ImageGCHighThresholdPercent = tc.gcHigh
+			snap := signal.Snapshot{Observations: map[signal.Signal]signal.Observation{
+				signal.NodeFsAvailable: {Available: 50 << 30, Capacity: 100 << 30}}}
+			cfg, notes := pressureThresholds(kc, snap, tc.layout, DefaultHeadroom())
+			if got := cfg.Thresholds[0].Value.String(); got != tc.want {
+				t.Errorf("nodefs.available threshold %s, want %s", got, tc.want)
+			}
+			if len(notes) != 1 || (notes[0].Withheld != "") != tc.withheld {
+				t.Errorf("headroom notes %+v, want withheld=%t", notes, tc.withheld)
+			}
+		})
 	}
 }
 

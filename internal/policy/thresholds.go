@@ -28,41 +28,83 @@ func (st *State) kubeletThresholds(kc threshold.Config, layout signal.Filesystem
 	return kc
 }
 
-// thresholdsFor returns the thresholds the policy acts on for this snapshot.
-func thresholdsFor(name Name, kc threshold.Config, snap signal.Snapshot, h Headroom) threshold.Config {
+// thresholdsFor returns the thresholds the policy acts on for this snapshot, and for Pressure the
+// headroom of every hard threshold that has one.
+func thresholdsFor(name Name, kc threshold.Config, snap signal.Snapshot, layout signal.FilesystemLayout, h Headroom) (threshold.Config, []HeadroomNote) {
 	if name == Kubelet {
-		return kc
+		return kc, nil
 	}
-	return pressureThresholds(kc, snap, h)
+	return pressureThresholds(kc, snap, layout, h)
 }
 
 // pressureThresholds returns the Pressure policy's thresholds for the observed capacities: every hard
 // threshold of the kubelet resolved against its signal's capacity and raised by the headroom, soft
-// thresholds unchanged, and a default minimum reclaim on byte thresholds without one. Thresholds of
-// unobserved signals are kept as configured (they are never met). The result has the same length and
-// order as kc.Thresholds, so the core's State stays valid from one step to the next.
-func pressureThresholds(kc threshold.Config, snap signal.Snapshot, h Headroom) threshold.Config {
+// thresholds unchanged, and a default minimum reclaim on byte thresholds without one. On a filesystem
+// that holds images the headroom is withheld where the raised threshold would reach the kubelet's
+// image GC start (imageGCHighThresholdPercent): there the kubelet frees space by deleting unused
+// images, not pods, and the agent acts at the kubelet's own threshold. Thresholds of unobserved signals
+// are kept as configured (they are never met). The result has the same length and order as
+// kc.Thresholds, so the core's State stays valid from one step to the next.
+func pressureThresholds(kc threshold.Config, snap signal.Snapshot, layout signal.FilesystemLayout, h Headroom) (threshold.Config, []HeadroomNote) {
 	out := kc
 	out.Thresholds = make([]threshold.Threshold, len(kc.Thresholds))
+	var notes []HeadroomNote
 	for i, t := range kc.Thresholds {
-		out.Thresholds[i] = raise(t, snap, h)
+		var n *HeadroomNote
+		out.Thresholds[i], n = raise(t, snap, layout, h, kc.ImageGCHigh())
+		if n != nil {
+			n.Threshold = decision.ThresholdID(i)
+			notes = append(notes, *n)
+		}
 	}
-	return out
+	return out, notes
 }
 
-func raise(t threshold.Threshold, snap signal.Snapshot, h Headroom) threshold.Threshold {
+func raise(t threshold.Threshold, snap signal.Snapshot, layout signal.FilesystemLayout, h Headroom, gcHigh int32) (threshold.Threshold, *HeadroomNote) {
 	o, ok := snap.Observations[t.Signal]
 	if t.Inert() || !ok {
-		return t
+		return t, nil
 	}
+	var note *HeadroomNote
 	if t.IsHard() {
-		v := t.Value.Resolve(o.Capacity) + h.amount(t.Signal, o.Capacity)
-		t.Value = threshold.Value{Quantity: quantity(v, t.Signal)}
+		base := t.Value.Resolve(o.Capacity)
+		add := h.amount(t.Signal, o.Capacity)
+		if add > 0 {
+			note = &HeadroomNote{Signal: t.Signal, Amount: add}
+			if mark, ok := imageGCStart(t.Signal, layout, o.Capacity, gcHigh); ok && base+add >= mark {
+				note.Amount, note.Withheld = 0, fmt.Sprintf("the raised threshold %s would reach the kubelet's image GC start "+
+					"(%d%% used: %s available), where unused images are deleted, not pods",
+					formatRelease(t.Signal, Release{Amount: base + add, Known: true}), gcHigh, formatRelease(t.Signal, Release{Amount: mark, Known: true}))
+				add = 0
+			}
+		}
+		t.Value = threshold.Value{Quantity: quantity(base+add, t.Signal)}
 	}
 	if t.MinReclaim == nil && t.Signal.Bytes() {
 		t.MinReclaim = &threshold.Value{Quantity: quantity(DefaultMinReclaimBytes, t.Signal)}
 	}
-	return t
+	return t, note
+}
+
+// imageGCStart returns the available amount below which the kubelet's image GC deletes unused images
+// from sig's filesystem ((100 − imageGCHighThresholdPercent)% of capacity), and whether sig's
+// filesystem holds images at all (imagefs; nodefs without a dedicated imagefs; containerfs unless the
+// writable layers are split from the images) and image GC is on (the high mark below 100). Inode
+// signals have no such mark: the image GC starts on bytes.
+func imageGCStart(sig signal.Signal, l signal.FilesystemLayout, capacity int64, high int32) (int64, bool) {
+	var holds bool
+	switch sig { // bytes only: the image GC starts on the bytes used, never on inodes
+	case signal.ImageFsAvailable:
+		holds = true
+	case signal.NodeFsAvailable:
+		holds = !l.DedicatedImageFs
+	case signal.ContainerFsAvailable:
+		holds = !(l.DedicatedImageFs && l.SplitContainerFs)
+	}
+	if !holds || high >= 100 {
+		return 0, false
+	}
+	return int64(float64(capacity) * float64(100-high) / 100), true
 }
 
 // amount returns the headroom for a signal with the given capacity.

@@ -31,11 +31,12 @@ func target(cfg threshold.Config, id decision.ThresholdID, obs map[signal.Signal
 	return tg
 }
 
-// release returns what evicting c frees of sig, and why it frees nothing when it does not. A pod
-// without stats has no cgroup (Pending, ContainerCreating): it frees nothing. Memory frees the working
-// set, pid.available the threads; disk what the pod's measured usage says, unknown when none of it is
-// measured.
-func release(sig signal.Signal, c rank.Candidate, v rank.Values) (Release, string) {
+// release returns what evicting c frees of sig, and why it frees nothing (or is not taken) when it does
+// not. A pod without stats has no cgroup (Pending, ContainerCreating): it frees nothing. Memory frees the
+// working set, pid.available the threads; a disk signal what the pod's measured usage of it says
+// (rank.DiskUsage under layout). Absent is not zero: a pod none of whose disk usage is measured frees an
+// unknown amount and is not evicted blindly for a disk signal.
+func release(sig signal.Signal, layout signal.FilesystemLayout, c rank.Candidate) (Release, string) {
 	s := c.Stats
 	if s == nil {
 		return Release{Known: true}, "no stats (no cgroup): frees nothing"
@@ -50,31 +51,17 @@ func release(sig signal.Signal, c rank.Candidate, v rank.Values) (Release, strin
 		if s.ThreadCount != nil {
 			r = Release{Amount: int64(*s.ThreadCount), Known: true}
 		}
-	case diskMeasured(s):
-		r = Release{Amount: v.Usage, Known: true}
+	default:
+		u, ok := rank.DiskUsage(sig, layout, c)
+		if !ok {
+			return Release{}, "its ephemeral-storage usage is not measured: not evicted blindly"
+		}
+		r = Release{Amount: u, Known: true}
 	}
 	if r.Known && r.Amount <= 0 {
 		return r, "its usage is 0: frees nothing"
 	}
 	return r, ""
-}
-
-// diskMeasured reports whether any per-pod disk usage is measured.
-func diskMeasured(s *signal.PodStats) bool {
-	if s.EphemeralStorageUsed != nil {
-		return true
-	}
-	for _, c := range s.Containers {
-		if c.RootfsUsed != nil || c.LogsUsed != nil {
-			return true
-		}
-	}
-	for _, v := range s.Volumes {
-		if v.UsedBytes != nil {
-			return true
-		}
-	}
-	return false
 }
 
 func formatRelease(sig signal.Signal, r Release) string {
@@ -91,17 +78,19 @@ func formatRelease(sig signal.Signal, r Release) string {
 // until their expected release covers t.Need or t.Max pods are taken. It skips critical pods, pods that
 // free nothing and pods whose eviction a PodDisruptionBudget refused within PDBRetry (unless that was
 // for a soft threshold and this one is hard). A pod whose release is unknown is taken, and the walk
-// stops after it rather than evict more pods blindly.
+// stops after it rather than evict more pods blindly; for a disk signal a pod whose usage is not measured
+// is skipped (release).
 //
 // ws, when not nil, gives each pod's memory release by UID (policy ReclaimAware acting on the working set).
-func (st *State) walkToTarget(pr decision.Prediction, t Target, hard bool, ws map[string]int64, cfg Config, p *Plan) []victim {
+func (st *State) walkToTarget(pr decision.Prediction, t Target, layout signal.FilesystemLayout, hard bool, ws map[string]int64,
+	cfg Config, p *Plan) []victim {
 	var out []victim
 	var got int64
 	done := ""
 	for i, pred := range pr.Order {
 		e := pr.Ranking.Entries[i]
 		c := e.Candidate
-		rel, frees := release(t.Signal, c, e.Values)
+		rel, frees := release(t.Signal, layout, c)
 		if w, ok := ws[c.UID]; ok && frees == "" && t.Signal.IsMemory() {
 			rel = Release{Amount: w, Known: true}
 		}
@@ -142,14 +131,14 @@ func (st *State) walkToTarget(pr decision.Prediction, t Target, hard bool, ws ma
 
 // kubeletVictim is the kubelet's one pod per step: the first non-critical pod of the ranking, unless
 // its eviction is already under way (the kubelet waits for it) or was refused within PDBRetry.
-func (st *State) kubeletVictim(ev decision.Eviction, r *rank.Ranking, pods map[string]Pod, hard bool,
-	cfg Config, p *Plan) []victim {
+func (st *State) kubeletVictim(ev decision.Eviction, r *rank.Ranking, layout signal.FilesystemLayout, pods map[string]Pod,
+	hard bool, cfg Config, p *Plan) []victim {
 	v := victim{ev: ev}
 	if r != nil {
 		for i, e := range r.Entries {
 			if e.Candidate.UID == ev.UID {
 				v.cand, v.rank = e.Candidate, i+1
-				v.release, _ = release(ev.Signal, e.Candidate, e.Values)
+				v.release, _ = release(ev.Signal, layout, e.Candidate)
 			}
 		}
 	}

@@ -102,3 +102,35 @@ func processCount(c Candidate) uint64 {
 	}
 	return *c.Stats.ProcessCount
 }
+
+// DiskUsage returns the pod's usage of disk signal sig under layout, as the kubelet's rank function
+// for sig measures it (bytes, or inodes for the inode signals), and whether any of the parts it counts
+// is measured (a nil part counts as 0 in the kubelet's sums; none measured is absent, not 0). ok is
+// false for a signal that is not a disk signal or whose parts count nothing (split imagefs).
+func DiskUsage(sig signal.Signal, layout signal.FilesystemLayout, c Candidate) (usage int64, ok bool) {
+	m, disk := diskStatsFor(sig, layout)
+	if !disk || c.Stats == nil {
+		return 0, false
+	}
+	inodes := sig.Resource() == signal.ResourceInodes
+	measured := func(bytes, count *uint64) bool {
+		if inodes {
+			return count != nil
+		}
+		return bytes != nil
+	}
+	for _, cs := range c.Stats.Containers {
+		ok = ok || (m.root && measured(cs.RootfsUsed, cs.RootfsInodes)) || (m.logs && measured(cs.LogsUsed, cs.LogsInodes))
+	}
+	if m.localVolumes {
+		for _, v := range c.Volumes {
+			if vs, found := volumeStats(c.Stats, v.Name); found && v.Local() {
+				ok = ok || measured(vs.UsedBytes, vs.InodesUsed)
+			}
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return diskUsage(c, m, inodes), true
+}

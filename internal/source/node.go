@@ -8,15 +8,18 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 	"github.com/kube-pressure/pressure/internal/source/statfs"
 )
 
-// Node reads every node signal. A nil Cgroup or Disk reader leaves its signals out.
+// Node reads every node signal. A nil Cgroup, Disk or PodFS reader leaves its signals out.
 type Node struct {
 	Proc   *procfs.Reader
 	Cgroup *cgroupfs.Reader
 	Disk   *statfs.Reader
+	// PodFS measures each pod's local volumes and logs (per-pod disk usage); nil leaves it unmeasured.
+	PodFS *podfs.Reader
 }
 
 // Snapshot reads all sources and returns what could be observed, stamped with now. Errors from
@@ -25,7 +28,7 @@ type Node struct {
 func (n *Node) Snapshot(now time.Time) (signal.Snapshot, error) {
 	s := signal.Snapshot{Observations: map[signal.Signal]signal.Observation{}, Pods: map[string]signal.PodStats{}}
 	var errs []error
-	errs = append(errs, n.proc(&s, now), n.memory(&s, now), n.disk(&s, now))
+	errs = append(errs, n.proc(&s, now), n.memory(&s, now), n.disk(&s, now), n.podDisk(&s, now))
 	sort.Slice(s.PSI, func(i, j int) bool {
 		if s.PSI[i].Scope != s.PSI[j].Scope {
 			return s.PSI[i].Scope < s.PSI[j].Scope
@@ -117,4 +120,45 @@ func (n *Node) disk(s *signal.Snapshot, now time.Time) error {
 // expectedAbsence reports errors that mean "this signal does not exist here" rather than a failure.
 func expectedAbsence(err error) bool {
 	return errors.Is(err, cgroupfs.ErrNoPodsCgroup) || errors.Is(err, cgroupfs.ErrUnlimited)
+}
+
+// podDisk merges the pods' measured disk usage into their stats: volumes and container logs. A pod
+// found only on disk (no cgroup: not started yet, or its volumes outlive it) gets an entry with the
+// disk parts alone.
+func (n *Node) podDisk(s *signal.Snapshot, now time.Time) error {
+	if n.PodFS == nil {
+		return nil
+	}
+	disk, err := n.PodFS.Pods(now)
+	for uid, d := range disk {
+		s.Pods[uid] = MergeDisk(s.Pods[uid], d)
+	}
+	if err != nil {
+		return fmt.Errorf("per-pod disk usage: %w", err)
+	}
+	return nil
+}
+
+// MergeDisk returns p with the disk parts of d: its volumes, and each container's logs (a container of
+// d not in p is added). p's other fields are kept; a p without UID takes d's UID and time.
+func MergeDisk(p, d signal.PodStats) signal.PodStats {
+	if p.UID == "" {
+		p.UID, p.Time = d.UID, d.Time
+	}
+	p.Volumes = append([]signal.VolumeStats(nil), d.Volumes...)
+	p.Containers = append([]signal.ContainerStats(nil), p.Containers...)
+	for _, dc := range d.Containers {
+		i := -1
+		for j := range p.Containers {
+			if p.Containers[j].Name == dc.Name {
+				i = j
+			}
+		}
+		if i < 0 {
+			p.Containers = append(p.Containers, signal.ContainerStats{Name: dc.Name})
+			i = len(p.Containers) - 1
+		}
+		p.Containers[i].LogsUsed, p.Containers[i].LogsInodes = dc.LogsUsed, dc.LogsInodes
+	}
+	return p
 }

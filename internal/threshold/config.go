@@ -54,7 +54,13 @@ type Input struct {
 	KubeReserved            map[string]string
 	SystemReserved          map[string]string
 	KernelMemcgNotification bool
+	// ImageGCHighThresholdPercent is the kubelet's imageGCHighThresholdPercent; nil means unset (85).
+	ImageGCHighThresholdPercent *int32
 }
+
+// DefaultImageGCHighThresholdPercent is the kubelet's default imageGCHighThresholdPercent: its image GC
+// starts when the image filesystem is 85% used (15% available).
+const DefaultImageGCHighThresholdPercent = 85
 
 // EffectiveEvictionHard returns the evictionHard map the kubelet uses after defaulting and
 // merging (cmd/kubelet/app/server.go loadConfigFile). The input map is not modified.
@@ -114,6 +120,7 @@ func ParseConfig(in Input) (Config, error) {
 		EnforceNodeAllocatable:                []string{NodeAllocatableEnforcementPods},
 		ExperimentalAllocatableIgnoreEviction: in.ExperimentalAllocatableIgnoreEviction,
 		ReservationThresholds:                 hard,
+		ImageGCHighThresholdPercent:           in.ImageGCHighThresholdPercent,
 	}
 	if in.EvictionPressureTransitionPeriod != nil {
 		cfg.PressureTransitionPeriod = *in.EvictionPressureTransitionPeriod

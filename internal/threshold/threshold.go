@@ -147,6 +147,18 @@ type Config struct {
 	// manager uses for the hard-eviction reservation of node allocatable. Empty when
 	// ExperimentalAllocatableIgnoreEviction is set.
 	ReservationThresholds []Threshold
+	// ImageGCHighThresholdPercent is the kubelet's imageGCHighThresholdPercent (nil: unset, the default
+	// DefaultImageGCHighThresholdPercent). Not an eviction setting: the agent keeps its disk thresholds
+	// below the image GC's start (ImageGCHigh).
+	ImageGCHighThresholdPercent *int32
+}
+
+// ImageGCHigh returns the usage percentage at which the kubelet's image GC starts (100: never).
+func (c Config) ImageGCHigh() int32 {
+	if c.ImageGCHighThresholdPercent == nil {
+		return DefaultImageGCHighThresholdPercent
+	}
+	return *c.ImageGCHighThresholdPercent
 }
 
 // PodsEnforced reports whether the pods cgroup is limited to node allocatable.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +40,14 @@ type NodeOptions struct {
 	Bridge string
 	// LockPath is the machine-wide lock serializing nodes (default NodeLockPath).
 	LockPath string
+	// KubeletRootFS, if set, puts the kubelet root dir on a loop-mounted filesystem of its own (nodefs
+	// separate from containerd's root, so the image filesystem is dedicated): disk and inode pressure
+	// on nodefs are then real and fast to reach, and the host's disk is not touched.
+	KubeletRootFS *LoopFS
+	// ContainerdRootFS, if set, puts containerd's root (images, their unpacked snapshots and the
+	// containers' writable layers: imagefs and containerfs) on a loop-mounted filesystem of its own, so
+	// image-filesystem pressure is real and fast to reach.
+	ContainerdRootFS *LoopFS
 	// StartTimeout bounds the wait for containerd and for the node to become Ready (default 2m).
 	StartTimeout time.Duration
 	// Progress receives the lines of a wait for the node lock: at once (who holds it, how to stop
@@ -112,6 +122,16 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	}
 	if err := writeLastNode(n.clean); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if fs := opts.KubeletRootFS; fs != nil {
+		if err := fs.mount(ctx, filepath.Join(opts.Dir, "kubelet-fs.img"), n.clean.KubeletRootDir); err != nil {
+			return nil, fmt.Errorf("start node: %w", err)
+		}
+	}
+	if fs := opts.ContainerdRootFS; fs != nil {
+		if err := fs.mount(ctx, filepath.Join(opts.Dir, "containerd-fs.img"), filepath.Join(opts.Dir, "containerd", "root")); err != nil {
+			return nil, fmt.Errorf("start node: %w", err)
+		}
 	}
 	timeout := opts.StartTimeout
 	if n.containerd, err = startContainerd(ctx, opts, n.lock, timeout); err != nil {
@@ -190,6 +210,18 @@ func (n *Node) KubeletConfigPath() string { return n.configPath }
 
 // KubeletRootDir is the kubelet's --root-dir.
 func (n *Node) KubeletRootDir() string { return n.clean.KubeletRootDir }
+
+// PodLogsDir is the kubelet's podLogsDir.
+func (n *Node) PodLogsDir() string { return n.clean.PodLogsDir }
+
+// ContainerdRoot is containerd's root directory (the image filesystem).
+func (n *Node) ContainerdRoot() string { return filepath.Join(n.clean.Dir, "containerd", "root") }
+
+// ImportImage imports an OCI image tarball into the node's containerd (namespace k8s.io), unpacked.
+func (n *Node) ImportImage(ctx context.Context, name, tarball string) error {
+	return importImages(ctx, n.ContainerdSocket(), []images.Image{{Name: name, Tarball: tarball}},
+		filepath.Join(n.clean.Dir, "ctr-import.log"))
+}
 
 // ContainerdSocket is the path of containerd's gRPC socket (for ctr --address or crictl).
 func (n *Node) ContainerdSocket() string { return containerdSocket(n.clean.Dir) }
@@ -292,4 +324,47 @@ func (n *Node) markDetached(stateDir string) error {
 		Command: "kubelet of the detached cluster (hack/cluster.sh up, make demo)", Since: time.Now().UTC(),
 		Detached: true, StateDir: stateDir,
 		Stop: "stop it with `" + env + "make demo-down` (hack/cluster.sh down)"})
+}
+
+// LoopFS is a small filesystem the harness creates for a node directory, so that disk and inode
+// pressure are real and fast to reach: an image file of Size bytes in the node dir, formatted ext4
+// (with Inodes inodes when set) and loop-mounted (mount -o loop: the loop device is released when it is
+// unmounted, also by the node's cleanup, which unmounts everything below the node dir).
+type LoopFS struct {
+	// Size is the image size in bytes (at least 16 MiB).
+	Size int64
+	// Inodes is the inode count of the filesystem (mkfs.ext4 -N); 0: mkfs.ext4's default.
+	Inodes int
+}
+
+// mount creates the image file img, formats it and mounts it on dir.
+func (l LoopFS) mount(ctx context.Context, img, dir string) error {
+	if l.Size < 16<<20 {
+		return fmt.Errorf("loop filesystem for %s: size %d bytes, want at least 16 MiB", dir, l.Size)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(img)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(l.Size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("loop filesystem image %s: %w", img, err)
+	}
+	args := []string{"-q", "-F", "-m", "0"} // no blocks reserved for root: f_bavail is the free space
+	if l.Inodes > 0 {
+		args = append(args, "-N", strconv.Itoa(l.Inodes))
+	}
+	if out, err := exec.CommandContext(ctx, "mkfs.ext4", append(args, img)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("mkfs.ext4 %s: %w: %s", img, err, out)
+	}
+	if out, err := exec.CommandContext(ctx, "mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("mount -o loop %s %s: %w: %s", img, dir, err, out)
+	}
+	return nil
 }

@@ -212,6 +212,33 @@ func TestStressDiskWritesTargetBytesToFile(t *testing.T) {
 	}
 }
 
+func TestStressFilesCreatesCountEmptyFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	p := startProgram(t, StressName, "/stress", "files", "--path", dir, "--count", "2500", "--hold=false")
+	if code := p.exitCode(t); code != 0 {
+		t.Fatalf("exit code = %d, want 0; log %+v", code, p.seen)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2500 {
+		t.Errorf("%d files, want 2500", len(entries))
+	}
+	for _, e := range entries[:3] {
+		if fi, err := e.Info(); err != nil || fi.Size() != 0 {
+			t.Errorf("%s: %v size %d, want an empty file", e.Name(), err, fi.Size())
+		}
+	}
+	var counts []int
+	for _, l := range p.events("files") {
+		counts = append(counts, *l.Count)
+	}
+	if len(counts) != 2 || counts[0] != 1000 || counts[1] != 2000 {
+		t.Errorf("files events %v, want [1000 2000]", counts)
+	}
+}
+
 // childrenOf lists the pids whose parent is pid, from /proc/*/stat.
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()

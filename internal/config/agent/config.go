@@ -102,6 +102,7 @@ type LoopBreakerConfig struct {
 type Paths struct {
 	CgroupRoot, ProcRoot, KubeletRootDir string
 	ImageFsDir                           string // "" = same filesystem as nodefs
+	PodLogsDir                           string // "" = pod logs not measured
 }
 
 // Convert turns a defaulted, validated configuration into a Config. It fails only on a configuration
@@ -121,7 +122,7 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		DryRun:                *c.DryRun,
 		MetricsBindAddress:    *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,
 		Paths: Paths{CgroupRoot: *c.CgroupRoot, ProcRoot: *c.ProcRoot, KubeletRootDir: *c.KubeletRootDir,
-			ImageFsDir: *c.ImageFsDir},
+			ImageFsDir: *c.ImageFsDir, PodLogsDir: *c.PodLogsDir},
 	}
 	for _, s := range signalNames() {
 		v, ok := c.Headroom[s]

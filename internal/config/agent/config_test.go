@@ -57,7 +57,7 @@ func defaults(node string) Config {
 			TaintHysteresis: 10 * time.Second, Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopEvictions: 2,
 			LoopCooldown: 30 * time.Minute, AvoidanceNamePrefix: "pressure-avoid-"},
 		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
-		Paths: Paths{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc", KubeletRootDir: "/var/lib/kubelet"},
+		Paths: Paths{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc", KubeletRootDir: "/var/lib/kubelet", PodLogsDir: "/var/log/pods"},
 	}
 }
 
@@ -87,7 +87,8 @@ func TestValidFiles(t *testing.T) {
 		AvoidanceNamespace: "pressure-system", AvoidanceNamePrefix: "pressure-agent-avoid-"}
 	full.DryRun = true
 	full.MetricsBindAddress, full.HealthProbeBindAddress = "127.0.0.1:9090", ":9091"
-	full.Paths = Paths{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc", KubeletRootDir: "/data/kubelet", ImageFsDir: "/data/containerd"}
+	full.Paths = Paths{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc", KubeletRootDir: "/data/kubelet", ImageFsDir: "/data/containerd",
+		PodLogsDir: "/data/pod-logs"}
 
 	kubelet := defaults("node-a.example.com")
 	kubelet.Policy, kubelet.Headroom = PolicyKubelet, nil

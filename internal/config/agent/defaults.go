@@ -30,6 +30,7 @@ const (
 	DefaultCgroupRoot             = "/sys/fs/cgroup"
 	DefaultProcRoot               = "/proc"
 	DefaultKubeletRootDir         = "/var/lib/kubelet"
+	DefaultPodLogsDir             = "/var/log/pods"
 )
 
 // DefaultHeadroom is the headroom above the kubelet's hard thresholds with policy "pressure".
@@ -99,6 +100,7 @@ func SetDefaults(c *AgentConfiguration) {
 	setString(&c.ProcRoot, DefaultProcRoot)
 	setString(&c.KubeletRootDir, DefaultKubeletRootDir)
 	setString(&c.ImageFsDir, "")
+	setString(&c.PodLogsDir, DefaultPodLogsDir)
 }
 
 func setLoopBreaker(c *AgentConfiguration) {

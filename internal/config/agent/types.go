@@ -59,6 +59,8 @@ type AgentConfiguration struct {
 	ProcRoot *string `json:"procRoot,omitempty"`
 	// KubeletRootDir is the kubelet's root directory (nodefs is the filesystem holding it).
 	KubeletRootDir *string `json:"kubeletRootDir,omitempty"`
+	// PodLogsDir is the kubelet's podLogsDir (per-pod log usage for disk pressure).
+	PodLogsDir *string `json:"podLogsDir,omitempty"`
 	// ImageFsDir is a directory on the container runtime's image filesystem; empty means the runtime's
 	// filesystem is the same as nodefs.
 	ImageFsDir *string `json:"imageFsDir,omitempty"`

@@ -71,6 +71,7 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.absolute("procRoot", *c.ProcRoot, true)
 	v.absolute("kubeletRootDir", *c.KubeletRootDir, true)
 	v.absolute("imageFsDir", *c.ImageFsDir, false)
+	v.absolute("podLogsDir", *c.PodLogsDir, false)
 	v.absolute("kubeletConfigFile", *c.KubeletConfigFile, false)
 	return v.Err()
 }

@@ -54,7 +54,8 @@ func Pod(args []string, extra func(c *rank.Candidate, key, value string) (bool, 
 //
 //	qos=Q request=Q usage=Q priority=N tgps=N procs=N threads=N rootfs=Q logs=Q ephemeral-request=Q
 //	ephemeral-limit=Q (the container's and so the pod's) pod-used=Q emptydir=Q (an emptyDir "scratch"
-//	with this sizeLimit) emptydir-used=Q tolerates critical=static|mirror|priority
+//	with this sizeLimit) emptydir-used=Q scratch=Q (an emptyDir "data" without sizeLimit using Q bytes)
+//	scratch-inodes=N logs-inodes=N rootfs-inodes=N tolerates critical=static|mirror|priority
 func Arg(c *rank.Candidate, k, v string) error {
 	ct, cs := &c.Containers[0], &c.Stats.Containers[0]
 	var n int64
@@ -100,6 +101,26 @@ func Arg(c *rank.Candidate, k, v string) error {
 		c.Volumes = append(c.Volumes, rank.Volume{Name: "scratch", Kind: rank.VolumeEmptyDir, SizeLimit: &rank.Amount{Value: n}})
 	case "emptydir-used":
 		c.Stats.Volumes = append(c.Stats.Volumes, signal.VolumeStats{Name: "scratch", UsedBytes: u()})
+	case "scratch", "scratch-inodes":
+		i := len(c.Stats.Volumes)
+		for j, vs := range c.Stats.Volumes {
+			if vs.Name == "data" {
+				i = j
+			}
+		}
+		if i == len(c.Stats.Volumes) {
+			c.Volumes = append(c.Volumes, rank.Volume{Name: "data", Kind: rank.VolumeEmptyDir})
+			c.Stats.Volumes = append(c.Stats.Volumes, signal.VolumeStats{Name: "data"})
+		}
+		if k == "scratch" {
+			c.Stats.Volumes[i].UsedBytes = u()
+		} else {
+			c.Stats.Volumes[i].InodesUsed = u()
+		}
+	case "logs-inodes":
+		cs.LogsInodes = u()
+	case "rootfs-inodes":
+		cs.RootfsInodes = u()
 	case "tolerates":
 		c.ToleratesMemoryPressure = true
 	case "critical":

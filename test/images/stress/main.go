@@ -7,6 +7,7 @@
 //	stress fork --count N [--hold=true]
 //	stress cache  --path /data/f --size 1Gi [--sparse] [--passes 2] [--hold=true]
 //	stress thrash --path /data/f --size 3Gi [--sparse] [--passes 0] [--hold=true]
+//	stress files --path DIR --count N [--rate N] [--hold=true]
 //	stress sleep
 //
 // On SIGTERM or SIGINT it logs {"event":"sigterm"} and exits 3, so an evicted pod ends Failed
@@ -40,6 +41,7 @@ const usage = `usage:
   stress fork --count N [--hold=BOOL]
   stress cache  --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
   stress thrash --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
+  stress files --path DIR --count N [--rate N] [--hold=BOOL]
   stress sleep
 QTY is a Kubernetes quantity (256Mi, 1Gi, 1G); --rate is per second, 0 means unpaced;
 --target 0 means forever. SIGTERM/SIGINT: log {"event":"sigterm"} and exit 3.
@@ -57,8 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	cmds := map[string]command{"mem": runMem, "disk": runDisk, "fork": runFork, "sleep": runSleep, "cache": runCache,
-		"thrash": runThrash}
+	cmds := map[string]command{"mem": runMem, "disk": runDisk, "fork": runFork, "files": runFiles, "sleep": runSleep,
+		"cache": runCache, "thrash": runThrash}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "stress: unknown subcommand %q\n%s", args[0], usage)
