@@ -79,6 +79,7 @@ func waitLeader(ctx context.Context, reps [2]*janitorProc, timeout time.Duration
 // before each), and when it took the lease and sent its first DELETE.
 type logSummary struct {
 	attempts          map[string]int
+	terminating       int // DELETEs of pods already marked for deletion (half-deleted)
 	started, firstDel time.Time
 }
 
@@ -95,6 +96,7 @@ func readLog(path string) (logSummary, error) {
 		var line struct {
 			Time                time.Time
 			Msg, Pod, Namespace string
+			Terminating         bool
 		}
 		if json.Unmarshal(sc.Bytes(), &line) != nil {
 			continue // klog's lines are JSON too; anything else is not ours
@@ -107,6 +109,9 @@ func readLog(path string) (logSummary, error) {
 				s.firstDel = line.Time
 			}
 			s.attempts[line.Namespace+"/"+line.Pod]++
+			if line.Terminating {
+				s.terminating++
+			}
 		}
 	}
 	return s, sc.Err()
@@ -140,7 +145,8 @@ func reportLeaderKill(o options, watch *deleteWatch, began, killed time.Time, le
 	answered := sum(atKill, metricDeleted) + sum(atKill, metricNotApplied) + sum(atKill, metricErrors, `operation="delete"`)
 	fmt.Printf("leader kill: killed leader: %d DELETEs logged; answers scraped just before the kill: %s (so %.0f in flight at the kill, or answered between scrape and kill)\n",
 		lreq, answers(atKill), float64(lreq)-answered)
-	fmt.Printf("leader kill: survivor: %d DELETEs logged; answers: %s\n", sreq, answers(final))
+	fmt.Printf("leader kill: survivor: %d DELETEs logged (%d of pods already marked for deletion); answers: %s\n",
+		sreq, sl.terminating, answers(final))
 	fmt.Printf("leader kill: %d DELETE requests for %d pods, %d pods sent a DELETE more than once; %d pods deleted (watch), %d left\n",
 		lreq+sreq, o.pods, twice, watch.countSince(began, time.Now()), len(watch.store.List()))
 	for _, obj := range watch.store.List() {

@@ -59,7 +59,7 @@ not json: a line from somewhere else
 {"time":"2026-12-03T07:00:02Z","level":"INFO","msg":"deleting terminal pod","pod":"p1","namespace":"n"}
 {"time":"2026-12-03T07:00:03Z","level":"ERROR","msg":"delete pod","pod":"n/p1","err":"timeout"}
 {"time":"2026-12-03T07:00:04Z","level":"INFO","msg":"deleting terminal pod","pod":"p1","namespace":"n"}
-{"time":"2026-12-03T07:00:05Z","level":"INFO","msg":"deleting terminal pod","pod":"p2","namespace":"n"}
+{"time":"2026-12-03T07:00:05Z","level":"INFO","msg":"deleting terminal pod","pod":"p2","namespace":"n","terminating":true}
 `
 	path := filepath.Join(t.TempDir(), "janitor.log")
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
@@ -71,6 +71,9 @@ not json: a line from somewhere else
 	}
 	if got.attempts["n/p1"] != 2 || got.attempts["n/p2"] != 1 || len(got.attempts) != 2 {
 		t.Errorf("attempts %v; want n/p1:2 n/p2:1", got.attempts)
+	}
+	if got.terminating != 1 {
+		t.Errorf("terminating %d; want 1", got.terminating)
 	}
 	at := func(s int) time.Time { return time.Date(2026, 12, 3, 7, 0, s, 0, time.UTC) }
 	if !got.started.Equal(at(1)) || !got.firstDel.Equal(at(2)) {

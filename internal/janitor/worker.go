@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -191,7 +192,11 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	if c.opts.DryRun {
 		msg = "dry-run: would delete terminal pod"
 	}
-	log.Info(msg, rec.LogAttrs()...)
+	attrs := rec.LogAttrs()
+	if p.Terminating {
+		attrs = append(attrs, slog.Bool("terminating", true)) // finishing a deletion someone began
+	}
+	log.Info(msg, attrs...)
 	deleted, err := DeletePod(ctx, c.opts.Client, PodRef{p.Namespace, p.Name, p.UID, p.ResourceVersion}, c.opts.DryRun)
 	switch {
 	case errors.Is(err, ErrChanged):
