@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,27 +19,36 @@ import (
 type janitorProc struct {
 	cmd                  *exec.Cmd
 	log                  *os.File
+	logPath              string
 	metrics, healthProbe string // host:port
 	stopped              bool
 }
 
-func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, ttl time.Duration, name string) (*janitorProc, error) {
-	metrics, health, err := freeAddr(), freeAddr(), error(nil)
+// janitorSpec is what differs between the janitor processes of a run.
+type janitorSpec struct {
+	name        string // of its config and log files
+	ttl         time.Duration
+	leaderElect bool // with the default lease timings (15 s, 10 s, 2 s)
+}
+
+func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, s janitorSpec) (*janitorProc, error) {
+	metrics, health := freeAddr(), freeAddr()
 	cfg := fmt.Sprintf(`apiVersion: pressure.kube-pressure.io/v1alpha1
 kind: JanitorConfiguration
 ttl: %s
 keepPerOwner: 0
 rateLimit: {deletionsPerSecond: %g, burst: %d}
 workers: %d
-leaderElection: {leaderElect: false}
+leaderElection: {leaderElect: %t}
 metricsBindAddress: %q
 healthProbeBindAddress: %q
-`, ttl, o.rate, o.burst, o.workers, metrics, health)
-	path := filepath.Join(dir, name+"-config.yaml")
+`, s.ttl, o.rate, o.burst, o.workers, s.leaderElect, metrics, health)
+	path := filepath.Join(dir, s.name+"-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(dir, name+".log"))
+	logPath := filepath.Join(dir, s.name+".log")
+	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +59,7 @@ healthProbeBindAddress: %q
 		log.Close()
 		return nil, err
 	}
-	return &janitorProc{cmd: cmd, log: log, metrics: metrics, healthProbe: health}, nil
+	return &janitorProc{cmd: cmd, log: log, logPath: logPath, metrics: metrics, healthProbe: health}, nil
 }
 
 func freeAddr() string {
@@ -81,21 +91,52 @@ func (j *janitorProc) waitReady(ctx context.Context, timeout time.Duration) erro
 	return fmt.Errorf("janitor not ready after %s", timeout)
 }
 
-// memory returns the Go heap in use (go_memstats_heap_inuse_bytes from /metrics) and VmRSS.
-func (j *janitorProc) memory() (heap, rss int64, err error) {
+// scrape returns every sample of the janitor's /metrics, keyed by the text before the value
+// (`name{labels}`).
+func (j *janitorProc) scrape() (map[string]float64, error) {
 	resp, err := http.Get("http://" + j.metrics + "/metrics")
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
+	samples := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			heap = int64(f)
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		if strings.HasPrefix(line, "#") || i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			samples[line[:i]] = v
 		}
 	}
+	return samples, sc.Err()
+}
+
+// sum adds the samples of one metric over the label values that contain every one of labels
+// (`result="conflict"`).
+func sum(samples map[string]float64, name string, labels ...string) float64 {
+	var total float64
+	for k, v := range samples {
+		if k != name && !strings.HasPrefix(k, name+"{") {
+			continue
+		}
+		if !slices.ContainsFunc(labels, func(l string) bool { return !strings.Contains(k, l) }) {
+			total += v
+		}
+	}
+	return total
+}
+
+// memory returns the Go heap in use (go_memstats_heap_inuse_bytes from /metrics) and VmRSS.
+func (j *janitorProc) memory() (heap, rss int64, err error) {
+	samples, err := j.scrape()
+	if err != nil {
+		return 0, 0, err
+	}
+	heap = int64(samples["go_memstats_heap_inuse_bytes"])
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", j.cmd.Process.Pid))
 	if err != nil {
 		return heap, 0, err
@@ -106,7 +147,7 @@ func (j *janitorProc) memory() (heap, rss int64, err error) {
 			rss = kb << 10
 		}
 	}
-	return heap, rss, sc.Err()
+	return heap, rss, nil
 }
 
 // usage reads the janitor's CPU time (user+system) and peak RSS from /proc.
@@ -136,6 +177,9 @@ func (j *janitorProc) usage() (time.Duration, int64, error) {
 	}
 	return cpu, hwm, sc.Err()
 }
+
+// kill sends SIGKILL: no lease release, no flush; stop then only reaps it.
+func (j *janitorProc) kill() error { return j.cmd.Process.Kill() }
 
 // stop ends the process once (later calls do nothing).
 func (j *janitorProc) stop() {

@@ -1,15 +1,23 @@
-// Command janitor benchmarks pressure-janitor against the pod GC rule of kube-controller-manager
-// (--terminated-pod-gc-threshold) on a real local control plane (test/cluster). See
-// docs/benchmarks.md, section "Janitor", for the command and the results.
+// Command janitor benchmarks pressure-janitor against a plain delete client (the API server's
+// ceiling) and the pod GC rule of kube-controller-manager (--terminated-pod-gc-threshold) on a real
+// local control plane (test/cluster). See docs/benchmarks.md, section "Janitor", for the command and
+// the results.
 //
-// For each contender it creates -pods evicted pods (bound to a fake Node, status Failed/Evicted
-// with a DisruptionTarget condition, as the kubelet writes them) spread over -namespaces and
-// -replicasets, with -clients concurrent clients, and measures:
-//   - backlog: all pods evicted first, then the cleaner started; time until -pods minus what the
-//     rule keeps are gone, and deletions per second;
-//   - stream: the cleaner running while pods are evicted; p50/p99 time from a pod's eviction
-//     (status update acknowledged) to its deletion (seen by a watch);
-//   - the janitor process's CPU time and peak RSS (it runs as a separate process).
+// Each phase creates -pods evicted pods (bound to a fake Node, status Failed/Evicted with a
+// DisruptionTarget condition, as the kubelet writes them) spread over -namespaces and
+// -replicasets, with -clients concurrent clients. The janitor contender measures:
+//   - memory: heap and RSS of a janitor caching the first backlog (ttl 1h);
+//   - backlog, -rounds times interleaved: a fresh janitor process on a fresh backlog, then the
+//     plain delete client on another; deletions per second of each, their medians and the
+//     janitor/ceiling ratio;
+//   - stream: a janitor (ttl 0) running while pods are evicted; p50/p90/p99 time from a pod's
+//     eviction (status update acknowledged) to its deletion (seen by a watch), its CPU and peak RSS;
+//   - with -leader-kill: two replicas with leader election on a backlog, the leader SIGKILLed
+//     half-way; DELETE requests per pod (from the replicas' logs), their answers (from their
+//     metrics), pods left and the takeover gap.
+//
+// The podgc contender measures the stream with the pod GC rule alone; memory only the memory phase;
+// leaderkill only the leader kill.
 package main
 
 import (
@@ -28,6 +36,8 @@ type options struct {
 	timeout                                time.Duration
 	contenders                             string
 	keepDir                                bool
+	rounds                                 int
+	leaderKill                             bool
 }
 
 func main() {
@@ -41,7 +51,9 @@ func main() {
 	flag.IntVar(&o.burst, "burst", 500, "janitor rateLimit.burst")
 	flag.IntVar(&o.workers, "workers", 8, "janitor workers")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up a phase after this long")
-	flag.StringVar(&o.contenders, "contenders", "janitor,podgc", "comma-separated: janitor, podgc, memory (only the memory measurement)")
+	flag.StringVar(&o.contenders, "contenders", "janitor,podgc", "comma-separated: janitor, podgc, memory (only the memory measurement), leaderkill (only the leader kill)")
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved backlog rounds, janitor then plain delete client, each on a fresh backlog")
+	flag.BoolVar(&o.leaderKill, "leader-kill", false, "after the stream, two janitor replicas with leader election on a backlog; SIGKILL the leader half-way")
 	flag.BoolVar(&o.keepDir, "keep-dir", false, "keep each contender's directory (logs of the control plane and the janitor)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {

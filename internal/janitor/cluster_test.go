@@ -39,6 +39,9 @@ func TestJanitorOnControlPlane(t *testing.T) {
 	t.Run("precondition: a pod whose resourceVersion changed is not deleted", func(t *testing.T) {
 		testStaleResourceVersion(t, client, f.on(t))
 	})
+	t.Run("terminating: a terminal pod marked for deletion is finished with grace 0, one with finalizers is left to them", func(t *testing.T) {
+		testTerminating(t, cp.RESTConfig(), client, f.on(t))
+	})
 	t.Run("dry-run: reports the pod once, deletes nothing, writes no evidence", func(t *testing.T) {
 		testDryRun(t, cp.RESTConfig(), client, f.on(t))
 	})

@@ -56,7 +56,7 @@ type Controller struct {
 	synced   atomic.Bool
 
 	mu        sync.Mutex
-	handled   map[string]struct{}  // UIDs deleted (or reported in dry-run) still in the cache
+	handled   map[string]struct{}  // UIDs being deleted or deleted (or reported in dry-run), still in the cache
 	firstSeen map[string]time.Time // UIDs first seen terminal without any eviction time
 }
 

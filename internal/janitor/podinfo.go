@@ -55,6 +55,7 @@ type PodInfo struct {
 	EvictedAt       time.Time // zero when Source is FromNone
 	Source          TimeSource
 	Terminating     bool // deletionTimestamp set
+	Finalizers      bool // metadata.finalizers not empty
 	Preserve        bool
 	Requests        v1.ResourceList // sum over regular containers
 	Limits          v1.ResourceList // sum over regular containers
@@ -80,6 +81,7 @@ func FromPod(pod *v1.Pod) PodInfo {
 		Owner:           controllerOf(pod),
 		CreatedAt:       pod.CreationTimestamp.Time,
 		Terminating:     pod.DeletionTimestamp != nil,
+		Finalizers:      len(pod.Finalizers) > 0,
 		Preserve:        pod.Annotations[AnnotationPreserve] == "true",
 	}
 	info.EvictedAt, info.Source = evictionTime(pod)

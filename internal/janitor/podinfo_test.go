@@ -46,6 +46,7 @@ func TestFromPodSumsContainerResourcesAndFindsTheController(t *testing.T) {
 		}})
 		p.OwnerReferences = append([]metav1.OwnerReference{{Kind: "ConfigMap", Name: "not-controller"}}, p.OwnerReferences...)
 		p.DeletionTimestamp = &metav1.Time{Time: t0}
+		p.Finalizers = []string{"example.com/hold"}
 	})
 	got := FromPod(pod)
 	if q := got.Requests[v1.ResourceMemory]; q.String() != "256Mi" {
@@ -55,7 +56,11 @@ func TestFromPodSumsContainerResourcesAndFindsTheController(t *testing.T) {
 	if diff := cmp.Diff(got.Owner, wantOwner); diff != "" {
 		t.Errorf("owner (-got +want):\n%s", diff)
 	}
-	if !got.Preserve || !got.Terminating || got.Node != "node-1" || got.QOS != v1.PodQOSBurstable {
-		t.Errorf("preserve %v terminating %v node %q qos %q; want true true node-1 Burstable", got.Preserve, got.Terminating, got.Node, got.QOS)
+	if !got.Preserve || !got.Terminating || !got.Finalizers || got.Node != "node-1" || got.QOS != v1.PodQOSBurstable {
+		t.Errorf("preserve %v terminating %v finalizers %v node %q qos %q; want true true true node-1 Burstable",
+			got.Preserve, got.Terminating, got.Finalizers, got.Node, got.QOS)
+	}
+	if FromPod(evictedPod("a", "q", t0)).Finalizers {
+		t.Errorf("a pod without finalizers: Finalizers true")
 	}
 }

@@ -25,7 +25,7 @@ type SkipReason string
 // Skip reasons.
 const (
 	SkipNotTerminal       SkipReason = "not_terminal"
-	SkipTerminating       SkipReason = "terminating"
+	SkipTerminating       SkipReason = "terminating" // deletionTimestamp set and finalizers pending
 	SkipReasonNotSelected SkipReason = "reason_not_selected"
 	SkipSucceeded         SkipReason = "succeeded_not_selected"
 	SkipNamespace         SkipReason = "namespace"
@@ -101,7 +101,9 @@ func filter(pod *PodInfo, p Policy) (SkipReason, bool) {
 	switch {
 	case pod.Phase != v1.PodFailed && pod.Phase != v1.PodSucceeded:
 		return SkipNotTerminal, true
-	case pod.Terminating:
+	case pod.Terminating && pod.Finalizers:
+		// Whoever owns the finalizers finishes the deletion. A terminal pod marked for deletion
+		// without finalizers is selected like any other: its DELETE (grace 0) finishes it.
 		return SkipTerminating, true
 	case pod.Phase == v1.PodFailed && !slices.Contains(p.Reasons, pod.Reason):
 		return SkipReasonNotSelected, true

@@ -187,13 +187,38 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-func TestSelectSkipsTerminatingPods(t *testing.T) {
-	pod := FromPod(evictedPod("a", "p", t0.Add(-time.Hour)))
-	pod.Terminating = true
-	got := verdicts(Select([]PodInfo{pod}, t0, defaultPolicy()))
-	want := []verdict{{Pod: "a/p", Verb: VerbSkip, Skip: SkipTerminating}}
-	if diff := cmp.Diff(got, want); diff != "" {
-		t.Errorf("Select() (-got +want):\n%s", diff)
+func TestSelectTerminatingPods(t *testing.T) {
+	cases := []struct {
+		name       string
+		finalizers bool
+		evictedAt  time.Time
+		want       verdict
+	}{
+		{name: "terminating pod with finalizers is left to their owners", finalizers: true, evictedAt: t0.Add(-time.Hour),
+			want: verdict{Pod: "a/p", Verb: VerbSkip, Skip: SkipTerminating}},
+		{name: "terminating pod without finalizers past its TTL is deleted", evictedAt: t0.Add(-time.Hour),
+			want: verdict{Pod: "a/p", Verb: VerbDelete}},
+		{name: "terminating pod without finalizers within its TTL waits like any other", evictedAt: t0.Add(-time.Minute),
+			want: verdict{Pod: "a/p", Verb: VerbWait}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := FromPod(evictedPod("a", "p", tc.evictedAt, func(p *v1.Pod) {
+				ts := metaTime(t0.Add(-time.Second))
+				p.DeletionTimestamp = &ts
+				if tc.finalizers {
+					p.Finalizers = []string{"example.com/hold"}
+				}
+			}))
+			want := tc.want
+			if want.Verb != VerbSkip {
+				want.At = tc.evictedAt.Add(defaultPolicy().TTL)
+			}
+			got := verdicts(Select([]PodInfo{pod}, t0, defaultPolicy()))
+			if diff := cmp.Diff(got, []verdict{want}); diff != "" {
+				t.Errorf("Select() (-got +want):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -177,6 +178,9 @@ func (c *Controller) waitToken(ctx context.Context) error {
 // the Event aggregator. It returns an error only for a failure worth a retry.
 func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	p := &a.Pod
+	if !c.claim(p.UID) {
+		return nil // another worker deletes this pod, or has deleted it
+	}
 	log := c.opts.Logger
 	workload, err := resolveOwner(ctx, c.owners, p.Namespace, p.Owner)
 	if err != nil {
@@ -188,21 +192,24 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	if c.opts.DryRun {
 		msg = "dry-run: would delete terminal pod"
 	}
-	log.Info(msg, rec.LogAttrs()...)
+	attrs := rec.LogAttrs()
+	if p.Terminating {
+		attrs = append(attrs, slog.Bool("terminating", true)) // finishing a deletion someone began
+	}
+	log.Info(msg, attrs...)
 	deleted, err := DeletePod(ctx, c.opts.Client, PodRef{p.Namespace, p.Name, p.UID, p.ResourceVersion}, c.opts.DryRun)
 	switch {
 	case errors.Is(err, ErrChanged):
+		c.release(p.UID)
 		c.opts.Metrics.observeNotApplied(ResultConflict)
 		log.Info("pod changed since selection; not deleted", "pod", p.Key(), "uid", p.UID, "resourceVersion", p.ResourceVersion)
 		return nil // the change brings its own decision
 	case err != nil:
+		c.release(p.UID)
 		c.opts.Metrics.observeError(p.Namespace, OpDelete)
 		log.Error("delete pod", "pod", p.Key(), "err", err)
 		return err
 	}
-	c.mu.Lock()
-	c.handled[p.UID] = struct{}{}
-	c.mu.Unlock()
 	if !deleted {
 		c.opts.Metrics.observeNotApplied(ResultNotFound)
 		return nil
@@ -212,6 +219,28 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 		c.evidence.add(rec, workload, p)
 	}
 	return nil
+}
+
+// claim marks a pod handled before its DELETE is sent, and reports whether it was not already. A
+// pod's DELETE is two writes in the API server (deletionTimestamp, then removal): the first one's
+// watch event brings a new version, terminating without finalizers, which Select deletes, and its
+// work item may reach another worker while the first DELETE is in flight. The claim keeps that
+// second DELETE from being sent.
+func (c *Controller) claim(uid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.handled[uid]; ok {
+		return false
+	}
+	c.handled[uid] = struct{}{}
+	return true
+}
+
+// release undoes claim after a DELETE that was not applied, so a later version can be deleted.
+func (c *Controller) release(uid string) {
+	c.mu.Lock()
+	delete(c.handled, uid)
+	c.mu.Unlock()
 }
 
 // resolveOwner returns the workload of a pod's controller reference (owner.Resolver: a ReplicaSet
