@@ -190,16 +190,7 @@ func (a *Agent) reclaimable(now time.Time, snap signal.Snapshot, pods []*corev1.
 		return nil
 	}
 	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(images, pods),
-		Source: "the node's status.images of " + at.UTC().Format(time.RFC3339) + " and the terminated pods' logs"}
-	for _, p := range pods {
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			continue
-		}
-		for _, c := range snap.Pods[string(p.UID)].Containers {
-			if c.LogsUsed != nil {
-				r.DeadContainerLogs += int64(*c.LogsUsed)
-			}
-		}
-	}
+		Source:            "the node's status.images of " + at.UTC().Format(time.RFC3339) + " and the terminated pods' logs",
+		DeadContainerLogs: kubeconv.DeadContainerLogBytes(pods, snap)}
 	return r
 }

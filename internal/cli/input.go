@@ -134,16 +134,7 @@ func reclaimable(s *Snapshot, snap signal.Snapshot) *policy.Reclaimable {
 		}
 	}
 	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(s.Node.Status.Images, pods),
-		Source: "the node's status.images and the terminated pods' logs"}
-	for _, p := range pods {
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			continue
-		}
-		for _, c := range snap.Pods[string(p.UID)].Containers {
-			if c.LogsUsed != nil {
-				r.DeadContainerLogs += int64(*c.LogsUsed)
-			}
-		}
-	}
+		Source:            "the node's status.images and the terminated pods' logs",
+		DeadContainerLogs: kubeconv.DeadContainerLogBytes(pods, snap)}
 	return r
 }

@@ -232,3 +232,20 @@ func NormalizeImage(ref string) string {
 	}
 	return ref
 }
+
+// DeadContainerLogBytes sums the measured logs of the terminated (Succeeded or Failed) pods in snap:
+// what the kubelet's container GC could free. A container whose logs were not measured adds nothing.
+func DeadContainerLogBytes(pods []*corev1.Pod, snap signal.Snapshot) int64 {
+	var sum int64
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		for _, c := range snap.Pods[string(p.UID)].Containers {
+			if c.LogsUsed != nil {
+				sum += int64(*c.LogsUsed)
+			}
+		}
+	}
+	return sum
+}
