@@ -14,6 +14,7 @@ type report struct {
 	started, finished time.Time
 	runs              []runResult
 	steady            []steadyResult
+	values            []string // the chart values set beside the defaults
 	err               error
 }
 
@@ -52,8 +53,8 @@ func (rep *report) markdown() string {
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "# bench/agent: %s to %s UTC, host %s, %d CPUs, %s, load %s\n\n", rep.started.Format("2006-01-02 15:04:05"),
 		rep.finished.Format("15:04:05"), host, runtime.NumCPU(), runtime.Version(), loadavg())
-	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent threshold %s + %s headroom\n\n",
-		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, kubeletThreshold, agentHeadroom)
+	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent: chart deploy/helm/pressure, release %s, defaults and --set %s; its threshold %s + %s headroom\n\n",
+		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, release, strings.Join(rep.values, " --set "), kubeletThreshold, agentHeadroom)
 	b.WriteString("| rate (asked → achieved) | contender | runs | agent evicted the stress pod | crossing → eviction request p50 / p99 (= max) | agent's own metric, median | crossing → stress pod gone or terminated p50 / max | trend kills | kernel OOM kills (runs) | OOMKilled containers | kubelet evictions | other pods evicted by the agent |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range rep.opts.rates {
@@ -68,6 +69,7 @@ func (rep *report) markdown() string {
 				s.cpu, 100*s.cpu.Seconds()/s.window.Seconds(), mib(s.rssAvg), mib(s.rssMax), mib(s.hwm))
 		}
 	}
+	b.WriteString("\nCPU from utime+stime of the agent's process (its host PID from its container's cgroup.procs), RSS sampled every second from /proc/<pid>/status.\n")
 	b.WriteString("\nRuns (in order):\n\n```\n")
 	for _, r := range rep.runs {
 		b.WriteString(r.line() + "\n")
