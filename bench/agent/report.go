@@ -32,8 +32,12 @@ func (r runResult) line() string {
 	if !r.crossTime.IsZero() && !r.endTime.IsZero() {
 		end = ms(r.endTime.Sub(r.crossTime))
 	}
-	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s, achieved %.0f MiB/s (%d allocs), crossing→evict request %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
-		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), r.achieved/(1<<20), r.allocs, lat, orDash(r.metricLat), end,
+	logCross := "-"
+	if !r.crossTime.IsZero() && !r.logCrossTime.IsZero() {
+		logCross = ms(r.logCrossTime.Sub(r.crossTime))
+	}
+	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s (stress log there %s after the sampled crossing), achieved %.0f MiB/s (%d allocs), crossing→evict request %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
+		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), logCross, r.achieved/(1<<20), r.allocs, lat, orDash(r.metricLat), end,
 		r.victims, r.trendKill, len(r.kernelOOM), r.oomKilled, r.kubelet)
 	if r.err != nil {
 		s += fmt.Sprintf(" ERROR: %v", r.err)

@@ -123,13 +123,26 @@ func (a *Agent) Metrics(ctx context.Context) (string, error) {
 	return string(b), nil
 }
 
-// MetricValue returns the value of the sample line "name value" in a /metrics text.
+// MetricValue returns the value of the first sample of metric name in a /metrics text (Prometheus
+// text format), whatever its labels: "name 1" and `name{node="a"} 1` both give 1.
 func MetricValue(text, name string) (float64, bool) {
 	for _, l := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f, err == nil
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok || rest == "" {
+			continue
 		}
+		if rest[0] == '{' {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			rest = rest[end+1:]
+		}
+		if rest == "" || rest[0] != ' ' {
+			continue // another metric whose name starts with name
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		return f, err == nil
 	}
 	return 0, false
 }
