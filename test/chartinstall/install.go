@@ -54,7 +54,8 @@ func (r Release) Install(ctx context.Context, set ...string) (string, error) {
 	return out, nil
 }
 
-// Uninstall runs helm uninstall and waits until the release's pods are gone.
+// Uninstall runs helm uninstall --wait: the release's objects are deleted; their pods go by garbage
+// collection afterwards (WaitNoAgent waits for the agent's).
 func (r Release) Uninstall(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
