@@ -281,9 +281,10 @@ func (w *oomWatch) list() []string {
 	return append([]string(nil), w.oom...)
 }
 
-// resetNode waits until the pods of earlier tests (but a chart-installed agent) have left the node (their memory is still charged to
-// the pods cgroup while they terminate) and removes what earlier agents left on it: the taint and the
-// ledger annotation, so each test starts from an idle node without agent history.
+// resetNode waits until the pods of earlier tests have left the node (their memory is still charged to
+// the pods cgroup while they terminate; a chart-installed agent stays) and removes what earlier agents
+// left on it: the taint and the ledger annotation, so each test starts from an idle node without agent
+// history.
 func resetNode(t *testing.T, e *env) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
