@@ -1,8 +1,9 @@
-// Command agent benchmarks pressure-agent on the level-2 test cluster (docs/benchmarks.md, "Agent"):
-// a stress pod ramps memory towards the pods cgroup limit while (A) the agent with its default
-// notifiers, (B) the agent with notifiers off and only its 10 s sync, or (C) the kubelet alone watches,
-// interleaved A, B, C, A, B, C, ... on one node so they share the machine's noise. It then measures the
-// agent's CPU and RSS with N sleeping pods on the node. Run it as root (bench/agent/run.sh).
+// Command agent benchmarks pressure-agent as deployed on the level-2 test cluster (docs/benchmarks.md,
+// "Agent"): the Helm chart deploy/helm/pressure is installed from images built from this checkout, then
+// a stress pod ramps memory towards the pods cgroup limit while (A) the chart's agent pod or (C) the
+// kubelet alone watches, interleaved by round (A at every rate, then C at every rate, then again) on one
+// node so they share the machine's noise. It then measures the agent pod's CPU and RSS with N sleeping
+// pods on the node. Run it as root (bench/agent/run.sh).
 package main
 
 import (
@@ -31,8 +32,8 @@ func main() {
 	var o options
 	var rates, contenders string
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
-	flag.StringVar(&rates, "rates", "256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
-	flag.StringVar(&contenders, "contenders", "A,B,C,D", "A: agent, notifiers on; B: agent, 10s sync only; C: kubelet alone; D: A + allowCgroupKill")
+	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
+	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (defaults); C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
 	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
 	flag.StringVar(&o.out, "out", "bench/agent/last-run.md", "also write the report here (\"\": stdout only)")
@@ -46,7 +47,7 @@ func main() {
 	for _, c := range strings.Split(contenders, ",") {
 		ct, ok := contenderByName(c)
 		if !ok {
-			fatal(fmt.Errorf("-contenders: unknown %q (A, B, C or D)", c))
+			fatal(fmt.Errorf("-contenders: unknown %q (A or C)", c))
 		}
 		o.contenders = append(o.contenders, ct)
 	}

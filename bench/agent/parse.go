@@ -51,9 +51,10 @@ func achievedRate(as []alloc) float64 {
 	return float64(as[len(as)-1].bytes-as[0].bytes) / dt
 }
 
-// parseAgentLog returns the time of the agent's first "evict" line for pod, every pod the agent
-// evicted (outcome evicted or killed), and whether its trend rung killed pod on the node.
-func parseAgentLog(s, pod string) (time.Time, []string, bool) {
+// parseAgentLog returns, from the agent's log lines stamped at or after since (one agent pod serves
+// several runs), the time of its first "evict" line for pod, every pod it evicted (outcome evicted or
+// killed), and whether its trend rung killed pod on the node.
+func parseAgentLog(s, pod string, since time.Time) (time.Time, []string, bool) {
 	var first time.Time
 	var victims []string
 	trend := false
@@ -64,7 +65,7 @@ func parseAgentLog(s, pod string) (time.Time, []string, bool) {
 			Pod     string    `json:"pod"`
 			Outcome string    `json:"outcome"`
 		}
-		if json.Unmarshal([]byte(l), &e) != nil {
+		if json.Unmarshal([]byte(l), &e) != nil || e.Time.Before(since) {
 			continue
 		}
 		switch {

@@ -34,14 +34,15 @@ func TestParseStressLog(t *testing.T) {
 	}
 }
 
-func TestParseAgentLogFindsFirstEvictionOfThePodAndEveryVictim(t *testing.T) {
+func TestParseAgentLogFindsFirstEvictionOfThePodAndEveryVictimOfTheRun(t *testing.T) {
 	log := `{"time":"2026-11-29T16:00:01.5Z","level":"INFO","msg":"start"}
+{"time":"2026-11-29T16:00:01.6Z","level":"INFO","msg":"evict","pod":"bench/earlier","outcome":"evicted"}
 {"time":"2026-11-29T16:00:02.25Z","level":"INFO","msg":"evict","pod":"bench/stress","outcome":"evicted"}
 {"time":"2026-11-29T16:00:02.3Z","level":"INFO","msg":"killed on the node: OOM closer than the eviction","pod":"bench/stress"}
 {"time":"2026-11-29T16:00:03Z","level":"INFO","msg":"evict","pod":"bench/stress","outcome":"in-flight"}
 {"time":"2026-11-29T16:00:04Z","level":"INFO","msg":"evict","pod":"bench/burst","outcome":"evicted"}
 not json`
-	at, victims, trend := parseAgentLog(log, "bench/stress")
+	at, victims, trend := parseAgentLog(log, "bench/stress", time.Date(2026, 11, 29, 16, 0, 2, 0, time.UTC))
 	if want := time.Date(2026, 11, 29, 16, 0, 2, 250e6, time.UTC); !at.Equal(want) {
 		t.Errorf("first eviction at %v, want %v", at, want)
 	}
@@ -90,7 +91,7 @@ func FuzzParseAgentLog(f *testing.F) {
 	f.Add(`{"time":"2026-11-29T16:00:02.25Z","msg":"evict","pod":"bench/stress","outcome":"evicted"}`, "bench/stress")
 	f.Add("[", "")
 	f.Fuzz(func(t *testing.T, s, pod string) {
-		_, victims, _ := parseAgentLog(s, pod)
+		_, victims, _ := parseAgentLog(s, pod, time.Time{})
 		seen := map[string]bool{}
 		for _, v := range victims {
 			if seen[v] {

@@ -14,6 +14,7 @@ type report struct {
 	started, finished time.Time
 	runs              []runResult
 	steady            []steadyResult
+	values            []string // the chart values set beside the defaults
 	err               error
 }
 
@@ -31,8 +32,12 @@ func (r runResult) line() string {
 	if !r.crossTime.IsZero() && !r.endTime.IsZero() {
 		end = ms(r.endTime.Sub(r.crossTime))
 	}
-	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s, achieved %.0f MiB/s (%d allocs), crossing→evict request %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
-		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), r.achieved/(1<<20), r.allocs, lat, orDash(r.metricLat), end,
+	logCross := "-"
+	if !r.crossTime.IsZero() && !r.logCrossTime.IsZero() {
+		logCross = ms(r.logCrossTime.Sub(r.crossTime))
+	}
+	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s (stress log there %s after the sampled crossing), achieved %.0f MiB/s (%d allocs), crossing→evict request %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
+		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), logCross, r.achieved/(1<<20), r.allocs, lat, orDash(r.metricLat), end,
 		r.victims, r.trendKill, len(r.kernelOOM), r.oomKilled, r.kubelet)
 	if r.err != nil {
 		s += fmt.Sprintf(" ERROR: %v", r.err)
@@ -52,8 +57,8 @@ func (rep *report) markdown() string {
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "# bench/agent: %s to %s UTC, host %s, %d CPUs, %s, load %s\n\n", rep.started.Format("2006-01-02 15:04:05"),
 		rep.finished.Format("15:04:05"), host, runtime.NumCPU(), runtime.Version(), loadavg())
-	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent threshold %s + %s headroom\n\n",
-		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, kubeletThreshold, agentHeadroom)
+	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent: chart deploy/helm/pressure, release %s, defaults and --set %s; its threshold %s + %s headroom\n\n",
+		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, release, strings.Join(rep.values, " --set "), kubeletThreshold, agentHeadroom)
 	b.WriteString("| rate (asked → achieved) | contender | runs | agent evicted the stress pod | crossing → eviction request p50 / p99 (= max) | agent's own metric, median | crossing → stress pod gone or terminated p50 / max | trend kills | kernel OOM kills (runs) | OOMKilled containers | kubelet evictions | other pods evicted by the agent |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range rep.opts.rates {
@@ -68,6 +73,7 @@ func (rep *report) markdown() string {
 				s.cpu, 100*s.cpu.Seconds()/s.window.Seconds(), mib(s.rssAvg), mib(s.rssMax), mib(s.hwm))
 		}
 	}
+	b.WriteString("\nCPU from utime+stime of the agent's process (its host PID from its container's cgroup.procs), RSS sampled every second from /proc/<pid>/status.\n")
 	b.WriteString("\nRuns (in order):\n\n```\n")
 	for _, r := range rep.runs {
 		b.WriteString(r.line() + "\n")

@@ -1,5 +1,6 @@
 #!/bin/sh
-# bench/agent: pressure-agent vs the kubelet alone on the level-2 test cluster (docs/benchmarks.md, "Agent").
+# bench/agent: the chart-installed pressure-agent vs the kubelet alone on the level-2 test cluster
+# (docs/benchmarks.md, "Agent").
 # Run as root from anywhere; extra arguments go to the benchmark (e.g. -runs 10 -steady-pods 50).
 set -eu
 cd "$(dirname "$0")/../.."

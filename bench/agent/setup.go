@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/cluster"
+	"github.com/kube-pressure/pressure/test/images"
 )
 
 // Node setup, as test/e2e scenario 1 except the kubelet's memcg notifier: the pods cgroup is limited to
@@ -31,11 +32,15 @@ const (
 
 // bench is the cluster and everything a run needs.
 type bench struct {
-	dir      string
-	cp       *cluster.ControlPlane
-	node     *cluster.Node
-	client   kubernetes.Interface
-	agentBin string
+	dir    string
+	repo   string
+	cp     *cluster.ControlPlane
+	node   *cluster.Node
+	client kubernetes.Interface
+	// agent is the chart's agent pod while it is on the node (agentOn), else nil.
+	agent *chartinstall.Agent
+	// values are the chart values set beside the defaults.
+	values []string
 	// crossingAvail is the agent's allocatableMemory.available threshold in bytes.
 	crossingAvail int64
 }
@@ -53,18 +58,13 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	b := &bench{dir: dir}
+	b := &bench{dir: dir, repo: repo}
 	b.crossingAvail = bytesOf(kubeletThreshold) + bytesOf(agentHeadroom)
-	b.agentBin = filepath.Join(dir, "pressure-agent")
-	logf("building pressure-agent into %s", b.agentBin)
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", b.agentBin, "./cmd/pressure-agent").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/pressure-agent: %w: %s", err, out)
-	}
 	defer b.stop()
 	if err := b.start(ctx, bins); err != nil {
 		return err
 	}
-	rep := &report{opts: o, started: time.Now().UTC(), dir: dir}
+	rep := &report{opts: o, started: time.Now().UTC(), dir: dir, values: b.values}
 	if err := b.ramps(ctx, o, rep); err != nil {
 		rep.err = err
 	}
@@ -84,35 +84,80 @@ func run(ctx context.Context, o options) (err error) {
 	return rep.err
 }
 
+// start builds the test images and the agent's image, brings up the cluster with them and installs
+// the chart.
 func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 	t0 := time.Now()
+	imgs, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
+	if err != nil {
+		return fmt.Errorf("test images: %w", err)
+	}
+	agentImg, err := chartinstall.DaemonImages(ctx, b.repo, b.dir, imageTag, chartinstall.AgentComponent)
+	if err != nil {
+		return err
+	}
+	h, err := chartinstall.FindHelm(ctx, b.repo, filepath.Join(b.dir, "helm"))
+	if err != nil {
+		return err
+	}
+	logf("images and helm ready in %s", time.Since(t0).Round(time.Millisecond))
 	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: b.dir})
 	if err != nil {
 		return err
 	}
 	b.cp = cp
-	memTotal, err := memTotalBytes()
+	cfg, err := kubeletConfig()
 	if err != nil {
 		return err
 	}
+	logf("control plane ready in %s; waiting for the node lock %s", time.Since(t0).Round(time.Millisecond), cluster.NodeLockPath)
+	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{KubeletConfig: cfg, Images: append(imgs, agentImg...)})
+	if err != nil {
+		return err
+	}
+	b.node = node
+	logf("node %s Ready %s after start (kubelet config %s)", node.Name(), time.Since(t0).Round(time.Millisecond), node.KubeletConfigPath())
+	if b.client, err = cp.Client(); err != nil {
+		return err
+	}
+	return b.install(ctx, h)
+}
+
+// install installs the chart with its defaults and what the node needs (chartinstall.NodeValues),
+// janitor off, and waits for the agent pod.
+func (b *bench) install(ctx context.Context, h chartinstall.Helm) error {
+	rel := chartinstall.Release{Helm: h, Chart: chartinstall.ChartDir(b.repo), Name: release, Namespace: releaseNS,
+		Kubeconfig: b.cp.Kubeconfig()}
+	values := append(chartinstall.NodeValues(b.node, imageTag), "janitor.enabled=false")
+	b.values = values
+	t0 := time.Now()
+	if out, err := rel.Install(ctx, values...); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	a, err := b.agentOn(ctx)
+	if err != nil {
+		return err
+	}
+	logf("chart installed (--set %s), agent pod %s Ready %s after helm install started", strings.Join(values, " --set "),
+		a.Pod.Name, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// kubeletConfig is the node of e2e scenario 1 except the kubelet's memcg notifier.
+func kubeletConfig() (*kubeletv1beta1.KubeletConfiguration, error) {
+	memTotal, err := memTotalBytes()
+	if err != nil {
+		return nil, err
+	}
 	reserved := resource.NewQuantity(memTotal-podsLimit, resource.BinarySI)
-	cfg := &kubeletv1beta1.KubeletConfiguration{
+	return &kubeletv1beta1.KubeletConfiguration{
 		KubeReserved:           map[string]string{"memory": reserved.String()},
 		EnforceNodeAllocatable: []string{"pods"},
 		// The kubelet's default (false): housekeeping every 10 s, the only mode on cgroup v2.
 		KernelMemcgNotification:          false,
 		EvictionHard:                     map[string]string{"memory.available": kubeletThreshold, "allocatableMemory.available": kubeletThreshold},
 		EvictionPressureTransitionPeriod: metav1.Duration{Duration: 10 * time.Second},
-	}
-	logf("control plane ready in %s; waiting for the node lock %s", time.Since(t0).Round(time.Millisecond), cluster.NodeLockPath)
-	node, err := cluster.StartNode(ctx, cp, cluster.NodeOptions{KubeletConfig: cfg})
-	if err != nil {
-		return err
-	}
-	b.node = node
-	logf("node %s Ready %s after start (kubelet config %s)", node.Name(), time.Since(t0).Round(time.Millisecond), node.KubeletConfigPath())
-	b.client, err = cp.Client()
-	return err
+	}, nil
 }
 
 func (b *bench) stop() {

@@ -27,8 +27,8 @@ type steadyResult struct {
 
 const clockTicks = 100 // USER_HZ on Linux
 
-// steady puts o.steadyPods sleeping pods on the node, then measures each agent contender alone for
-// o.steadyFor after a 10 s warm-up.
+// steady puts o.steadyPods sleeping pods on the node, then measures the installed agent's process
+// (found through its container's cgroup) for o.steadyFor after a 10 s warm-up.
 func (b *bench) steady(ctx context.Context, o options, rep *report) error {
 	if err := b.resetNode(ctx); err != nil {
 		return err
@@ -61,7 +61,7 @@ func (b *bench) steady(ctx context.Context, o options, rep *report) error {
 		return err
 	}
 	for _, c := range o.contenders {
-		if !c.agent || c.name == "D" { // D idles exactly like A
+		if !c.agent {
 			continue
 		}
 		r, err := b.measureSteady(ctx, c, o)
@@ -76,12 +76,19 @@ func (b *bench) steady(ctx context.Context, o options, rep *report) error {
 
 func (b *bench) measureSteady(ctx context.Context, c contender, o options) (steadyResult, error) {
 	r := steadyResult{c: c, pods: o.steadyPods, window: o.steadyFor}
-	a, err := b.startAgent(ctx, c, "steady-"+strings.ToLower(c.name))
+	// A new agent pod, started with the sleeping pods already on the node.
+	if err := b.agentOff(ctx); err != nil {
+		return r, err
+	}
+	a, err := b.agentOn(ctx)
 	if err != nil {
 		return r, err
 	}
-	defer a.stop()
-	pid := a.cmd.Process.Pid
+	pid, err := a.PID(b.node.PodsMemoryCgroupDir())
+	if err != nil {
+		return r, err
+	}
+	logf("steady %s: agent pod %s, host pid %d", c.name, a.Pod.Name, pid)
 	select {
 	case <-ctx.Done():
 		return r, ctx.Err()

@@ -229,6 +229,12 @@ func (n *Node) ContainerdSocket() string { return containerdSocket(n.clean.Dir) 
 // PodsCgroup is the kubelet's pods cgroup name relative to each hierarchy root ("kubepods").
 func (n *Node) PodsCgroup() string { return n.clean.PodsCgroup }
 
+// ImportImages imports more image tarballs into the node's containerd (namespace k8s.io), e.g.
+// images built after the node started.
+func (n *Node) ImportImages(ctx context.Context, imgs []images.Image) error {
+	return importImages(ctx, n.ContainerdSocket(), imgs, filepath.Join(n.clean.Dir, "ctr-import.log"))
+}
+
 // PodsMemoryCgroupDir is the pods cgroup in the cgroup v1 memory hierarchy,
 // /sys/fs/cgroup/memory/kubepods, whose limit is node allocatable memory.
 func (n *Node) PodsMemoryCgroupDir() string {

@@ -1,11 +1,10 @@
 package deploy
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -48,21 +48,14 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-func chartDir(t testing.TB) string { return filepath.Join(repoRoot(t), "deploy", "helm", "pressure") }
+func chartDir(t testing.TB) string { return chartinstall.ChartDir(repoRoot(t)) }
 
 // helm returns the pinned helm binary, installing it once with hack/install-helm.sh.
 func helm(t testing.TB) string {
 	t.Helper()
 	helmOnce.Do(func() {
-		cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "install-helm.sh"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			helmErr = errors.Join(err, errors.New(strings.TrimSpace(stderr.String())))
-			return
-		}
-		helmPath = strings.TrimSpace(string(out))
+		h, err := chartinstall.FindHelm(context.Background(), repoRoot(t), "")
+		helmPath, helmErr = h.Bin, err
 	})
 	if helmErr != nil {
 		clustertest.SkipOrFail(t, "hack/install-helm.sh could not install helm (needs the Go module proxy): %v", helmErr)
@@ -80,18 +73,10 @@ func runHelm(t testing.TB, args ...string) string {
 	return out
 }
 
+// tryHelm runs helm with a private helm home.
 func tryHelm(t testing.TB, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(helm(t), args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A private helm home: no repositories or plugins of the machine leak in.
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), errors.Join(err, errors.New(stdout.String()+stderr.String()))
-	}
-	return stdout.String(), nil
+	return chartinstall.Helm{Bin: helm(t), Home: t.TempDir()}.Run(context.Background(), args...)
 }
 
 // valuesFile is a values file of the chart: "" for the defaults, else a path relative to the chart.

@@ -1,12 +1,10 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 	"github.com/kube-pressure/pressure/test/images"
@@ -45,46 +44,6 @@ func nodeProblem() string {
 	return ""
 }
 
-// daemonImages builds pressure-agent and pressure-janitor (static) and writes their images with
-// the writer of test/images, as hack/imagebuild does.
-func daemonImages(t *testing.T, root string) []images.Image {
-	t.Helper()
-	dir := t.TempDir()
-	var out []images.Image
-	for _, c := range []string{"pressure-agent", "pressure-janitor"} {
-		bin := filepath.Join(dir, c)
-		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/"+c)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", c, err, b)
-		}
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		name := "pressure.local/" + c + ":" + l2Tag
-		if _, err := images.WriteSingleBinaryImage(&buf, name, "/"+c, data, goarch(), images.DaemonUser); err != nil {
-			t.Fatal(err)
-		}
-		tarball := filepath.Join(dir, c+".tar")
-		if err := os.WriteFile(tarball, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, images.Image{Name: name, Tarball: tarball})
-	}
-	return out
-}
-
-func goarch() string {
-	out, err := exec.Command("go", "env", "GOARCH").Output()
-	if err != nil {
-		return "amd64"
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet is level 2: the chart installed from
 // local images into the real single-node cluster, its agent and janitor pods Ready, then a pod
 // ramping memory is evicted by the agent (not the kubelet, not the OOM killer) and any Evicted
@@ -101,7 +60,11 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("test images: %v", err)
 	}
-	imgs := append(testImages, daemonImages(t, root)...)
+	daemons, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), l2Tag, chartinstall.AgentComponent, chartinstall.JanitorComponent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs := append(testImages, daemons...)
 	cp := controlPlane(t)
 	memTotal, err := memTotal()
 	if err != nil {
@@ -125,14 +88,9 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	// (cluster.APIRoute), as kube-proxy would.
 
 	start := time.Now()
-	out, err := tryHelm(t, "install", releaseName, chartDir(t), "--namespace", releaseNS, "--create-namespace",
-		"--kubeconfig", cp.Kubeconfig(), "--wait", "--timeout", "4m",
-		"--set", "image.pullPolicy=Never", "--set", "image.tag="+l2Tag,
-		"--set", "agent.kubeletConfig.hostPath="+node.KubeletConfigPath(),
-		// containerd 1.6 here cannot make mounts recursively read-only (2.0+ can): the default
-		// Enabled would keep the agent from starting.
-		"--set", "agent.recursiveReadOnly=IfPossible",
-		"--set", "janitor.config.ttl=0s", "--set", "janitor.config.keepPerOwner=0")
+	rel := chartinstall.Release{Helm: chartinstall.Helm{Bin: helm(t), Home: t.TempDir()}, Chart: chartDir(t),
+		Name: releaseName, Namespace: releaseNS, Kubeconfig: cp.Kubeconfig()}
+	out, err := rel.Install(ctx, append(chartinstall.NodeValues(node, l2Tag), "janitor.config.ttl=0s", "janitor.config.keepPerOwner=0")...)
 	if err != nil {
 		dumpPods(t, cp)
 		t.Fatalf("helm install: %v", err)

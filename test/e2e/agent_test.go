@@ -18,7 +18,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
-	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
 // Scenario 1: a stress pod ramps next to a Burstable pod over its request and a Guaranteed pod; the agent
@@ -26,12 +26,16 @@ import (
 // kernel OOM kill.
 func TestAgentEvictsStressPodBeforeKubeletAndOOMKiller(t *testing.T) {
 	e := requireNode(t)
+	resetNode(t, e)
+	// Installed once for the three rates, as users deploy it; the last rung on
+	// (agent.cgroupKill.enabled): at 1 GiB/s the OOM kill is closer than an eviction can complete.
+	a := installAgent(t, e, "agent.cgroupKill.enabled=true")
 	for _, rate := range []string{"64Mi", "256Mi", "1024Mi"} {
-		t.Run("rate "+rate+"/s", func(t *testing.T) { testStressRamp(t, e, rate) })
+		t.Run("rate "+rate+"/s", func(t *testing.T) { testStressRamp(t, e, a, rate) })
 	}
 }
 
-func testStressRamp(t *testing.T, e *env, rate string) {
+func testStressRamp(t *testing.T, e *env, a *chartinstall.Agent, rate string) {
 	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -40,10 +44,6 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 	createPod(ctx, t, e, stressPod(ns, "guar", []string{"mem", "--rate", "0", "--target", "64Mi"}, "128Mi", true))
 	waitRunning(ctx, t, e, ns, "burst", "guar")
 	time.Sleep(2 * time.Second) // let both reach their targets
-	// The last rung on: at 1 GiB/s the OOM kill is closer than an eviction can complete.
-	a := startAgent(t, e, func(c *agent.Config) {
-		c.Ladder.AllowCgroupKill, c.Settings.KillLead = true, policy.DefaultKillLead
-	})
 	ooms := watchOOM(ctx, t, e, ns)
 	mark := kernelMark(t)
 	start := time.Now()
@@ -95,9 +95,15 @@ func testStressRamp(t *testing.T, e *env, rate string) {
 	if got := ooms.list(); len(got) != 0 {
 		t.Errorf("containers terminated OOMKilled: %v", got)
 	}
-	t.Logf("agent: %s", strings.Join(a.logLines(`"msg":"evict"`), "\n"))
-	t.Logf("agent kills: %d; detection latency: %s", len(a.logLines("killed on the node")),
-		a.metricLines("pressure_agent_detection_latency_seconds_sum"))
+	t.Logf("agent: %s", strings.Join(inNamespace(a.LogLines(ctx, `"msg":"evict"`), ns), "\n"))
+	metrics, err := a.Metrics(ctx)
+	if err != nil {
+		t.Errorf("%v", err)
+	}
+	sum, _ := chartinstall.MetricValue(metrics, "pressure_agent_detection_latency_seconds_sum")
+	n, _ := chartinstall.MetricValue(metrics, "pressure_agent_detection_latency_seconds_count")
+	t.Logf("agent kills: %d; detection latency so far (every rate): %.0f ms in %.0f observations",
+		len(inNamespace(a.LogLines(ctx, "killed on the node"), ns)), sum*1000, n)
 }
 
 func phaseOf(p *corev1.Pod) corev1.PodPhase {

@@ -1,0 +1,67 @@
+package chartinstall
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/cluster"
+)
+
+// Release is one helm release of the chart.
+type Release struct {
+	Helm Helm
+	// Chart is the chart directory (ChartDir).
+	Chart string
+	// Name and Namespace of the release. Cluster-scoped objects (ClusterRoles, admission
+	// policies) are named after the release, so two releases on one cluster need two names.
+	Name, Namespace string
+	// Kubeconfig is an admin kubeconfig of the cluster.
+	Kubeconfig string
+}
+
+// ChartDir is the chart of the module at root.
+func ChartDir(root string) string { return filepath.Join(root, "deploy", "helm", "pressure") }
+
+// NodeValues are the values an install on the level-2 test node needs beside the defaults: the
+// images DaemonImages wrote with tag (imported, never pulled), the test kubelet's configuration
+// file, and read-only host mounts that are not recursive, since containerd 1.6 here cannot make
+// mounts recursively read-only (2.0+ can) and the default Enabled would keep the agent from
+// starting.
+func NodeValues(node *cluster.Node, tag string) []string {
+	return []string{
+		"image.pullPolicy=Never",
+		"image.tag=" + tag,
+		"agent.kubeletConfig.hostPath=" + node.KubeletConfigPath(),
+		"agent.recursiveReadOnly=IfPossible",
+	}
+}
+
+// Install runs helm install with the values set (each "key=value") and returns helm's output.
+// helm's --wait lets a DaemonSet of one node pass with no pod Ready (maxUnavailable 10%): wait for
+// the agent with WaitAgent.
+func (r Release) Install(ctx context.Context, set ...string) (string, error) {
+	args := []string{"install", r.Name, r.Chart, "--namespace", r.Namespace, "--create-namespace",
+		"--kubeconfig", r.Kubeconfig, "--wait", "--timeout", "4m"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := r.Helm.Run(ctx, args...)
+	if err != nil {
+		return out, fmt.Errorf("helm install %s: %w", r.Name, err)
+	}
+	return out, nil
+}
+
+// Uninstall runs helm uninstall --wait: the release's objects are deleted; their pods go by garbage
+// collection afterwards (WaitNoAgent waits for the agent's).
+func (r Release) Uninstall(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if _, err := r.Helm.Run(ctx, "uninstall", r.Name, "--namespace", r.Namespace, "--kubeconfig", r.Kubeconfig,
+		"--wait", "--timeout", "2m"); err != nil {
+		return fmt.Errorf("helm uninstall %s: %w", r.Name, err)
+	}
+	return nil
+}
