@@ -75,11 +75,8 @@ func TestReclaimAwareEvictsTheThrasher(t *testing.T) {
 	o := observe(ctx, t, e, ns, created, mark, ooms)
 	t.Logf("file %s sparse: %s; %s", thrashFile, o, s)
 	t.Logf("thrasher: %s", thrashPasses(t, log))
-	for _, l := range a.logLines("allocatableMemory.available") {
-		if strings.Contains(l, "evict") {
-			t.Logf("agent: %.600s", l)
-			break
-		}
+	for _, l := range a.logLines(`"msg":"evict"`) {
+		t.Logf("agent: %.600s", l)
 	}
 	if len(o.agentEvicted) != 1 || o.agentEvicted[0] != "thrash" || len(o.kubeletEvicted) != 0 {
 		t.Errorf("evictions: %s; want the agent to evict the thrasher alone", o)
