@@ -57,6 +57,12 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	for sig, o := range snap.Observations {
 		out.Observations[sig] = o
 	}
+	if who := st.gone(pods); who != "" {
+		delete(st.windows, scopeNode)
+		delete(st.windows, scopePods)
+		p.tr().add(KindReclaim, who, "in flight and gone (or without stats): its memory counts as freed, so the node and pods "+
+			"refault rates, measured while it ran, restart")
+	}
 	live := map[string]bool{scopeNode: true, scopePods: true}
 	for _, sig := range []signal.Signal{signal.AllocatableMemoryAvailable, signal.MemoryAvailable} {
 		o, ok := snap.Observations[sig]
@@ -89,6 +95,26 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		}
 	}
 	return out, podsOut
+}
+
+// gone returns the first pod (by UID) in flight that has left the listing or has no memory stats any more:
+// the in-flight credit no longer holds its usage, which is then taken as freed. Its page cache may still be
+// charged to the pods cgroup (cgroup v1 keeps it there until it is reclaimed), and the scopes' refault
+// rates still count the refaults it caused while it ran: the estimate would call its now cold cache
+// "recently refaulted" for a whole window and evict the next pod for it. "" when there is none.
+func (st *State) gone(pods []Pod) string {
+	listed := make(map[string]rank.Candidate, len(pods))
+	for _, p := range pods {
+		listed[p.Candidate.UID] = p.Candidate
+	}
+	var out string
+	for uid := range st.flights {
+		c, ok := listed[uid]
+		if (!ok || c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil) && (out == "" || uid < out) {
+			out = uid
+		}
+	}
+	return out
 }
 
 // view assesses one memory signal: its scope's estimate, PSI and refault rates.

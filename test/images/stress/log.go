@@ -28,6 +28,7 @@ type entry struct {
 	Rate   *int64   `json:"rate,omitempty"`
 	Step   *int64   `json:"step,omitempty"`
 	Count  *int     `json:"count,omitempty"`
+	Sum    *int64   `json:"sum,omitempty"`
 	Path   string   `json:"path,omitempty"`
 	Signal string   `json:"signal,omitempty"`
 	Error  string   `json:"error,omitempty"`
