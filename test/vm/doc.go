@@ -1,0 +1,20 @@
+// Package vm is the cgroup v2 guest tier: it boots a small Linux guest under qemu (TCG, no KVM needed)
+// whose cgroup2 hierarchy has the memory, pids and io controllers, runs static test binaries in it and
+// hands their output and exit status back to the host test.
+//
+// The host's memory controller is on cgroup v1 and must not be moved, so everything that needs a real
+// cgroup v2 memory controller (the v2 readers of internal/source/cgroupfs, the PSI trigger and
+// memory.events notifiers of internal/notify, cgroup.kill in internal/cgroupkill) runs in the guest.
+//
+// The parts come from Debian packages, unpacked (never installed) by hack/install-vm-deps.sh into
+// <cache>/vm: the cloud kernel (vmlinuz) and busybox-static (the guest's sleep, sh and friends); qemu is
+// qemu-system-x86 from apt. Find locates them and says how to get what is missing.
+//
+// A boot is: build the guest init (./test/vm/guestinit) and the test binaries with CGO_ENABLED=0, pack
+// them with busybox into an uncompressed newc initramfs (NewInitramfs, written in Go), start qemu with
+// the kernel and two serial ports written to files, nothing else (no network, no disk): ttyS0 carries the
+// kernel console, ttyS1 the test output framed by marker lines. The guest init mounts proc, sys, devtmpfs, a
+// tmpfs /tmp and cgroup2 at /sys/fs/cgroup, enables +memory +pids +io for the children, runs each test
+// binary with PRESSURE_CGROUP2_ROOT=/sys/fs/cgroup and powers off. Run parses ttyS1 into one Result per
+// binary.
+package vm

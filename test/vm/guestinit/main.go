@@ -1,0 +1,114 @@
+// Command guestinit is /init of the cgroup v2 guest (package test/vm). It mounts the pseudo
+// filesystems and cgroup2, enables the memory, pids and io controllers for child cgroups, runs every
+// program listed in /pressure-vm.json with its output on ttyS1, framed by marker lines, and powers the
+// guest off. It is built with CGO_ENABLED=0 and runs as PID 1; it never returns.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Markers frame each program's output on the output port; test/vm parses them (keep in sync).
+const (
+	markBegin = "=== pressure-vm begin "
+	markEnd   = "=== pressure-vm end "
+	markDone  = "=== pressure-vm done"
+	markError = "=== pressure-vm error "
+)
+
+// program mirrors test/vm.Program.
+type program struct {
+	Name string
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+}
+
+func main() {
+	out := openOutput()
+	if err := setup(); err != nil {
+		fmt.Fprintf(out, "%s%v\n", markError, err)
+		powerOff()
+	}
+	progs, err := readManifest("/pressure-vm.json")
+	if err != nil {
+		fmt.Fprintf(out, "%s%v\n", markError, err)
+		powerOff()
+	}
+	for _, p := range progs {
+		run(out, p)
+	}
+	fmt.Fprintln(out, markDone)
+	powerOff()
+}
+
+// openOutput opens the second serial port, or falls back to the console.
+func openOutput() io.Writer {
+	_ = os.MkdirAll("/dev", 0o755)
+	_ = unix.Mount("devtmpfs", "/dev", "devtmpfs", 0, "")
+	f, err := os.OpenFile("/dev/ttyS1", os.O_WRONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "guestinit: no /dev/ttyS1, test output on the console:", err)
+		return os.Stdout
+	}
+	rawMode(f)
+	return f
+}
+
+// rawMode turns off the output processing (\n -> \r\n) of the serial line.
+func rawMode(f *os.File) {
+	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		return
+	}
+	t.Oflag &^= unix.OPOST
+	_ = unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, t)
+}
+
+func readManifest(path string) ([]program, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var progs []program
+	if err := json.Unmarshal(b, &progs); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return progs, nil
+}
+
+// run runs one program with stdout and stderr on out and writes its end marker with the exit status
+// (-1 when it could not start or was killed by a signal).
+func run(out io.Writer, p program) {
+	fmt.Fprintf(out, "%s%s\n", markBegin, p.Name)
+	start := time.Now()
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = p.Env, p.Dir, out, out
+	code := 0
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(out, "\nguestinit: %s: %v\n", p.Name, err)
+		code = -1
+		if cmd.ProcessState != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+	}
+	fmt.Fprintf(out, "\n%s%s exit %d after %.2fs\n", markEnd, p.Name, code, time.Since(start).Seconds())
+}
+
+func powerOff() {
+	unix.Sync()
+	_ = unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	// PID 1 must not exit (the kernel would panic); wait for the power to go.
+	for {
+		_ = syscall.Pause()
+	}
+}

@@ -1,0 +1,105 @@
+package vm
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+)
+
+// Program is one binary run in the guest, in order, as root, from /.
+type Program struct {
+	Name string   // unique; the path of a copied binary in the guest is /tests/<Name>
+	Host string   // the static binary on the host, copied into the guest
+	Path string   // or, when Host is "", a program already in the guest (e.g. /bin/cat, busybox)
+	Args []string // arguments after the program name
+	Env  []string // added to the guest's base environment
+}
+
+// guestProgram is what the guest init reads from /pressure-vm.json (guestinit.program).
+type guestProgram struct {
+	Name string
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+}
+
+// BaseEnv is every guest program's environment before Program.Env.
+var BaseEnv = []string{
+	"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp",
+	"PRESSURE_CGROUP2_ROOT=/sys/fs/cgroup",
+}
+
+// busyboxApplets are linked to /bin/busybox in the guest (tests exec sleep; sh and the rest help debugging).
+var busyboxApplets = []string{"sh", "sleep", "cat", "ls", "mount", "ps", "echo", "true", "false", "dd"}
+
+// writeInitramfs writes the guest's initramfs to file: /init (the guest init), /bin/busybox and its
+// applets, /dev/console (the kernel opens it for init's stdio before devtmpfs is mounted), the programs
+// under /tests and the manifest.
+func writeInitramfs(file, initBin, busybox string, progs []Program) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	c := NewCpio(bw)
+	for _, d := range []string{"bin", "dev", "proc", "sys", "tmp", "tests"} {
+		c.Dir(d, 0o755)
+	}
+	c.CharDev("dev/console", 0o600, 5, 1)
+	if err := addHostFile(c, "init", initBin); err != nil {
+		f.Close()
+		return err
+	}
+	if err := addHostFile(c, "bin/busybox", busybox); err != nil {
+		f.Close()
+		return err
+	}
+	for _, a := range busyboxApplets {
+		c.Symlink("bin/"+a, "busybox")
+	}
+	if err := addPrograms(c, progs); err != nil {
+		f.Close()
+		return err
+	}
+	err = c.Close()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func addPrograms(c *Cpio, progs []Program) error {
+	manifest := make([]guestProgram, 0, len(progs))
+	for _, p := range progs {
+		guest := p.Path
+		if p.Host != "" {
+			guest = path.Join("/tests", p.Name)
+			if err := addHostFile(c, guest[1:], p.Host); err != nil {
+				return err
+			}
+		}
+		env := append(append([]string{}, BaseEnv...), p.Env...)
+		manifest = append(manifest, guestProgram{Name: p.Name, Path: guest, Args: p.Args, Env: env, Dir: "/tmp"})
+	}
+	b, err := json.Marshal(manifest)
+	if err != nil {
+		return fmt.Errorf("guest manifest: %w", err)
+	}
+	c.File("pressure-vm.json", 0o644, b)
+	return nil
+}
+
+func addHostFile(c *Cpio, name, host string) error {
+	b, err := os.ReadFile(host)
+	if err != nil {
+		return fmt.Errorf("initramfs %s: %w", name, err)
+	}
+	c.File(name, 0o755, b)
+	return nil
+}
