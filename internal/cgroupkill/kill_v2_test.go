@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -138,4 +140,69 @@ func TestKillerFallsBackToPidfdsOnAReadOnlyV2Mount(t *testing.T) {
 	for _, p := range victims {
 		waitKilled(t, p)
 	}
+}
+
+// TestKillerKillsAProcessTreeOnTheRealV2Hierarchy: a shell with two children and an orphaned grandchild
+// (re-parented away from the shell) in one container cgroup; the kill ends all four, the orphan included.
+func TestKillerKillsAProcessTreeOnTheRealV2Hierarchy(t *testing.T) {
+	mount, parent := testV2Parent(t)
+	const uid = "0f9e8d7c-1111-2222-3333-555555555555"
+	app := filepath.Join(mount, parent, "kubepods", "burstable", "pod"+uid, "app")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tree := exec.Command("sh", "-c", "read x; sleep 600 & sleep 600 & (sleep 600 &); wait")
+	in, err := tree.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tree.Process.Kill(); _ = tree.Wait() })
+	if err := os.WriteFile(filepath.Join(app, "cgroup.procs"), []byte(strconv.Itoa(tree.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	in.Close() // the shell forks its tree only once it is in the cgroup
+	pids := waitProcs(t, app, 4)
+	k := &Killer{Layout: v2Layout(mount, filepath.Join(parent, "kubepods"))}
+	if n, err := k.KillPod(uid); err != nil || n != 4 {
+		t.Errorf("KillPod = %d, %v; want 4 (shell, two children, the orphan), nil", n, err)
+	}
+	waitKilled(t, tree)
+	for _, pid := range pids {
+		waitGone(t, pid)
+	}
+}
+
+// waitProcs waits up to 5s for n processes in dir's cgroup.procs and returns them.
+func waitProcs(t *testing.T, dir string, n int) []int {
+	t.Helper()
+	var pids []int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var err error
+		if pids, err = CgroupProcs(dir); err != nil {
+			t.Fatal(err)
+		}
+		if len(pids) == n {
+			return pids
+		}
+	}
+	t.Fatalf("cgroup %s holds pids %v, want %d processes", dir, pids, n)
+	return nil
+}
+
+// waitGone waits up to 5s for pid to be gone or a zombie (a process no longer running).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+			return
+		}
+	}
+	t.Errorf("pid %d still running 5s after the kill", pid)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strings"
 )
 
 // Program is one binary run in the guest, in order, as root, from /.
@@ -77,6 +78,9 @@ func writeInitramfs(file, initBin, busybox string, progs []Program) error {
 func addPrograms(c *Cpio, progs []Program) error {
 	manifest := make([]guestProgram, 0, len(progs))
 	for _, p := range progs {
+		if p.Name == "" || strings.ContainsAny(p.Name, "/ \n") {
+			return fmt.Errorf("guest program name %q: want a non-empty name without slashes or blanks", p.Name)
+		}
 		guest := p.Path
 		if p.Host != "" {
 			guest = path.Join("/tests", p.Name)

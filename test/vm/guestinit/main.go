@@ -6,8 +6,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -52,7 +52,7 @@ func main() {
 }
 
 // openOutput opens the second serial port, or falls back to the console.
-func openOutput() io.Writer {
+func openOutput() *os.File {
 	_ = os.MkdirAll("/dev", 0o755)
 	_ = unix.Mount("devtmpfs", "/dev", "devtmpfs", 0, "")
 	f, err := os.OpenFile("/dev/ttyS1", os.O_WRONLY|unix.O_NOCTTY, 0)
@@ -88,20 +88,40 @@ func readManifest(path string) ([]program, error) {
 
 // run runs one program with stdout and stderr on out and writes its end marker with the exit status
 // (-1 when it could not start or was killed by a signal).
-func run(out io.Writer, p program) {
+func run(out *os.File, p program) {
 	fmt.Fprintf(out, "%s%s\n", markBegin, p.Name)
 	start := time.Now()
+	code := -1
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = p.Env, p.Dir, out, out
-	code := 0
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(out, "\nguestinit: %s: %v\n", p.Name, err)
-		code = -1
-		if cmd.ProcessState != nil {
-			code = cmd.ProcessState.ExitCode()
-		}
+	} else {
+		code = reapUntil(cmd.Process.Pid)
 	}
 	fmt.Fprintf(out, "\n%s%s exit %d after %.2fs\n", markEnd, p.Name, code, time.Since(start).Seconds())
+}
+
+// reapUntil waits for any child, as PID 1 must (orphans of the tests are re-parented to it), until pid
+// ends, and returns pid's exit status (-1 when a signal ended it).
+func reapUntil(pid int) int {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return -1
+		}
+		if got != pid {
+			continue
+		}
+		if ws.Exited() {
+			return ws.ExitStatus()
+		}
+		return -1
+	}
 }
 
 func powerOff() {
