@@ -15,7 +15,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT  ?= 75m
 BINARIES      := pressure-agent pressure-janitor kubectl-pressure
 
-.PHONY: all build test test-unit lint node-lock-check k8s-bins node-deps demo demo-down clean help images dist helm
+.PHONY: all build test test-unit test-vm lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
 
 all: build
 
@@ -39,10 +39,16 @@ k8s-bins: ## build the pinned Kubernetes binaries and etcd (cached under $(CACHE
 node-deps: ## install containerd, runc, CNI plugins and iptables when missing (needs root)
 	@hack/install-node-deps.sh
 
+vm-deps: ## qemu (apt, needs root) and the cgroup v2 guest's kernel and busybox (unpacked into $(CACHE)/vm)
+	@hack/install-vm-deps.sh >/dev/null
+
+test-vm: vm-deps ## the cgroup v2 guest tier alone (qemu, about 20 s warm)
+	$(GO) test -count=1 -v ./test/vm
+
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...
 
-test: node-lock-check lint k8s-bins node-deps ## every test: unit, integration (real apiserver) and end-to-end (real kubelet)
+test: node-lock-check lint k8s-bins node-deps vm-deps ## every test: unit, integration (real apiserver), cgroup v2 guest (qemu) and end-to-end (real kubelet)
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
 	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi

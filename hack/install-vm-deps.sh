@@ -7,7 +7,8 @@
 #   <cache>/vm/busybox  -> busybox-static's /bin/busybox
 # and prints <cache>/vm. The cloud kernel has everything the guest needs built in (initramfs, 8250
 # serial console, cgroup2 with memory, pids and io, PSI, cgroup.kill), so no modules are unpacked.
-# Idempotent: once both links resolve and qemu is present it prints the directory and exits.
+# Idempotent: once both links resolve and qemu is present it prints the directory and exits. Without
+# root a missing qemu is reported (and fails under CI=true); the kernel and busybox need no root.
 set -euo pipefail
 
 log() { echo "install-vm-deps: $*" >&2; }
@@ -17,13 +18,15 @@ cache="${PRESSURE_CACHE:-$HOME/.cache/pressure}/vm"
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	if [[ "$(id -u)" != 0 ]]; then
 		log "qemu-system-x86_64 missing and not root: run as root: apt-get install -y --no-install-recommends qemu-system-x86"
-		exit 1
+		# Outside CI the guest tests skip with this reason; under CI a missing prerequisite fails.
+		if [[ "${CI:-}" == true ]]; then exit 1; fi
+	else
+		log "installing qemu-system-x86 with apt-get..."
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >&2
+		apt-get install -y -qq --no-install-recommends qemu-system-x86 >&2
+		log "installed qemu-system-x86"
 	fi
-	log "installing qemu-system-x86 with apt-get..."
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2
-	apt-get install -y -qq --no-install-recommends qemu-system-x86 >&2
-	log "installed qemu-system-x86"
 fi
 
 if [[ -e "${cache}/vmlinuz" && -e "${cache}/busybox" ]]; then
