@@ -29,6 +29,8 @@ var guestSuites = []guestSuite{
 		"TestKillerKillsThePodOnTheRealV2HierarchyAndSparesItsNeighbour",
 		"TestKillerFallsBackToPidfdsOnAReadOnlyV2Mount",
 		"TestKillerKillsAProcessTreeOnTheRealV2Hierarchy"}},
+	{"./internal/cli", "^TestExplainLocalOnARealV2Node", []string{
+		"TestExplainLocalOnARealV2NodeMatchesTheKubeletFormula"}},
 }
 
 // TestGuestRunsTheRealCgroupV2Tests builds the packages' test binaries statically, boots one guest for
