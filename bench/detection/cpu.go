@@ -30,8 +30,8 @@ func measureCPU(cfg config, dir string, threshold int64) (map[string]cpuResult, 
 	}
 	baseline := idle()
 	out := map[string]cpuResult{"(idle process)": {raw: baseline, perHour: scale(baseline, cfg.idle)}}
-	for _, name := range mechanismNames {
-		r, err := build(name, dir, threshold)
+	for _, name := range cfg.mechanismNames() {
+		r, err := build(cfg, name, dir, threshold)
 		if err != nil {
 			out[name] = cpuResult{err: err.Error()}
 			continue

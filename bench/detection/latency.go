@@ -49,7 +49,7 @@ func crossingTime(pts []cgrouptest.RampPoint, base, threshold int64) (int64, boo
 
 // oneCrossing ramps, holds until hold reports true, frees, and waits until settled reports true.
 func oneCrossing(cfg config, dir string, hog *cgrouptest.Hog, threshold, rate int64, hold, settled func() bool) (crossing, error) {
-	base, err := cgrouptest.ReadUint(filepath.Join(dir, "memory.usage_in_bytes"))
+	base, err := cgrouptest.ReadUint(filepath.Join(dir, cfg.usageFile()))
 	if err != nil {
 		return crossing{}, err
 	}
@@ -109,11 +109,11 @@ func measureLatency(cfg config, dir string, hog *cgrouptest.Hog, threshold int64
 	defer cancel()
 	notes := map[string]string{}
 	ms := map[string]*mechanism{}
-	for _, name := range mechanismNames {
+	for _, name := range cfg.mechanismNames() {
 		if name == "poll-10s" {
 			continue // measured on its own crossings, below
 		}
-		r, err := build(name, dir, threshold)
+		r, err := build(cfg, name, dir, threshold)
 		if err != nil {
 			notes[name] = err.Error()
 			continue
@@ -175,7 +175,7 @@ type baseline struct {
 // holds the memory until the poller fires, then stays freed until the poller has seen usage fall again
 // (a 10 s poll misses shorter dips).
 func measureBaseline(ctx context.Context, cfg config, dir string, hog *cgrouptest.Hog, threshold int64) (baseline, error) {
-	r, err := build("poll-10s", dir, threshold)
+	r, err := build(cfg, "poll-10s", dir, threshold)
 	if err != nil {
 		return baseline{}, err
 	}

@@ -33,6 +33,10 @@ type config struct {
 	hold, settle time.Duration
 	idle         time.Duration
 	seed         uint64
+	// cgroup2 is the root of a cgroup2 hierarchy with the memory controller (the test/vm guest's); ""
+	// means the host's cgroup v1 memory controller.
+	cgroup2 string
+	over    int64 // v2: bytes each ramp goes past the threshold (memory.high throttles beyond it)
 }
 
 func main() {
@@ -48,7 +52,18 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 400*time.Millisecond, "time after freeing before the next ramp")
 	flag.DurationVar(&cfg.idle, "idle", 20*time.Second, "idle period per mechanism for the CPU measurement")
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the random phase before each 10s-poll crossing")
+	flag.StringVar(&cfg.cgroup2, "cgroup2-root", "", "measure the cgroup v2 mechanisms below this cgroup2 root (set by -guest)")
+	flag.Int64Var(&cfg.over, "over-kib", 1024, "cgroup v2: KiB each ramp allocates past the threshold (-ramp-mib is ignored)")
+	guest := flag.Bool("guest", false, "boot the cgroup v2 guest of test/vm and run there with -cgroup2-root (from the repository root)")
+	guestNice := flag.Int("guest-nice", 15, "with -guest: nice level of the build and of qemu (0: not niced, for a measurement run)")
 	flag.Parse()
+	if *guest {
+		if err := runInGuest(guestArgs(os.Args[1:]), *guestNice); err != nil {
+			fmt.Fprintln(os.Stderr, "detection:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, r := range strings.Split(*rates, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(r), 10, 64)
 		if err != nil {
@@ -60,6 +75,10 @@ func main() {
 	cfg.offset *= mib
 	cfg.ramp *= mib
 	cfg.chunk *= 1024
+	cfg.over *= 1024
+	if cfg.cgroup2 != "" {
+		cfg.ramp = cfg.offset + cfg.over
+	}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "detection:", err)
 		os.Exit(1)
@@ -67,11 +86,8 @@ func main() {
 }
 
 func run(cfg config) error {
-	if why := cgrouptest.Available(); why != "" {
-		return fmt.Errorf("cannot run: %s", why)
-	}
-	dir := filepath.Join(cgrouptest.V1Memory, cgrouptest.RandomName("pressure-bench"))
-	if err := cgrouptest.Mkdir(dir, 2<<30); err != nil {
+	dir, err := benchCgroup(cfg)
+	if err != nil {
 		return err
 	}
 	defer cgrouptest.Remove(dir)
@@ -80,11 +96,16 @@ func run(cfg config) error {
 		return err
 	}
 	defer hog.Close()
-	base, err := cgrouptest.ReadUint(filepath.Join(dir, "memory.usage_in_bytes"))
+	base, err := cgrouptest.ReadUint(filepath.Join(dir, cfg.usageFile()))
 	if err != nil {
 		return err
 	}
 	threshold := int64(base) + cfg.offset
+	if cfg.cgroup2 != "" { // the tripwire memory.events reports
+		if err := cgrouptest.WriteFile(filepath.Join(dir, "memory.high"), strconv.FormatInt(threshold, 10)); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	lat, notes, err := measureLatency(cfg, dir, hog, threshold)
 	if err != nil {
@@ -96,6 +117,19 @@ func run(cfg config) error {
 	}
 	report(os.Stdout, cfg, lat, cpu, notes, time.Since(start))
 	return nil
+}
+
+// benchCgroup creates the benchmark's cgroup (memory limit 2 GiB) on cgroup v1 or below cfg.cgroup2.
+func benchCgroup(cfg config) (string, error) {
+	name := cgrouptest.RandomName("pressure-bench")
+	if cfg.cgroup2 != "" {
+		return filepath.Join(cfg.cgroup2, name), cgrouptest.MkdirV2(cfg.cgroup2, name, 2<<30)
+	}
+	if why := cgrouptest.Available(); why != "" {
+		return "", fmt.Errorf("cannot run: %s", why)
+	}
+	dir := filepath.Join(cgrouptest.V1Memory, name)
+	return dir, cgrouptest.Mkdir(dir, 2<<30)
 }
 
 // ctxFor returns a context cancelled by the returned func.

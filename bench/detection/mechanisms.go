@@ -56,8 +56,8 @@ func start(ctx context.Context, name string, r runner) *mechanism {
 
 // build constructs the named mechanism for the cgroup dir and usage threshold. A mechanism that cannot be
 // set up (PSI rejected) returns an error the report shows.
-func build(name, dir string, threshold int64) (runner, error) {
-	usagePath := filepath.Join(dir, "memory.usage_in_bytes")
+func build(cfg config, name, dir string, threshold int64) (runner, error) {
+	usagePath := filepath.Join(dir, cfg.usageFile())
 	poll := func(iv time.Duration) runner {
 		// available = −usage, so "available < −threshold" is "usage > threshold"
 		return &notify.Poller{Interval: iv, Threshold: -threshold, Read: func() (int64, error) {
@@ -84,9 +84,34 @@ func build(name, dir string, threshold int64) (runner, error) {
 		return poll(10 * time.Second), nil
 	case "psi-some-150ms/2s":
 		return notify.ArmPSI("/proc/pressure/memory", "some", 150*time.Millisecond, 2*time.Second)
+	case "memory.events":
+		return notify.WatchFile(filepath.Join(dir, "memory.events"))
+	case "psi-cgroup-some-50ms/500ms":
+		return notify.ArmPSI(filepath.Join(dir, "memory.pressure"), "some", 50*time.Millisecond, 500*time.Millisecond)
 	}
 	return nil, fmt.Errorf("unknown mechanism %q", name)
 }
 
-// mechanismNames in report order.
-var mechanismNames = []string{"memcg-threshold", "poll-100ms", "poll-250ms", "psi-some-150ms/2s", "poll-10s"}
+// v1Mechanisms and v2Mechanisms in report order. On cgroup v2, memory.events is watched with the
+// cgroup's memory.high set at the threshold (the only way it reports a crossing before memory.max), and
+// the PSI trigger is on the cgroup's own memory.pressure with a sub-second window (root may use one).
+var (
+	v1Mechanisms = []string{"memcg-threshold", "poll-100ms", "poll-250ms", "psi-some-150ms/2s", "poll-10s"}
+	v2Mechanisms = []string{"memory.events", "poll-100ms", "poll-250ms", "psi-cgroup-some-50ms/500ms", "psi-some-150ms/2s", "poll-10s"}
+)
+
+// mechanismNames are the mechanisms of the configured cgroup version.
+func (c config) mechanismNames() []string {
+	if c.cgroup2 != "" {
+		return v2Mechanisms
+	}
+	return v1Mechanisms
+}
+
+// usageFile is the cgroup's usage file: memory.usage_in_bytes (v1) or memory.current (v2).
+func (c config) usageFile() string {
+	if c.cgroup2 != "" {
+		return "memory.current"
+	}
+	return "memory.usage_in_bytes"
+}

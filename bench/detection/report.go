@@ -33,7 +33,7 @@ func report(w io.Writer, cfg config, lat *latencies, cpu map[string]cpuResult, n
 		time.Now().UTC().Format(time.RFC3339), took.Round(time.Second), cfg.offset/mib, cfg.ramp/mib, cfg.chunk/1024, cfg.hold, cfg.settle)
 	fmt.Fprintln(w, "| mechanism | ramp (asked → achieved) | crossings | detected | p50 | p99 | max |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	for _, name := range mechanismNames {
+	for _, name := range cfg.mechanismNames() {
 		rates := make([]int64, 0, len(lat.ns[name])+len(lat.missed[name]))
 		seen := map[int64]bool{}
 		for r := range lat.ns[name] {
@@ -54,7 +54,7 @@ func report(w io.Writer, cfg config, lat *latencies, cpu map[string]cpuResult, n
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| mechanism | CPU per hour idle (net of the idle process) | raw CPU over %s |\n|---|---|---|\n", cfg.idle)
-	for _, name := range append([]string{"(idle process)"}, mechanismNames...) {
+	for _, name := range append([]string{"(idle process)"}, cfg.mechanismNames()...) {
 		c := cpu[name]
 		if c.err != "" {
 			fmt.Fprintf(w, "| %s | not measured: %s | – |\n", name, c.err)

@@ -24,11 +24,17 @@ func (b Builder) Init(ctx context.Context) (string, error) {
 	return out, b.goCmd(ctx, "build", "-trimpath", "-o", out, "./test/vm/guestinit")
 }
 
+// Command builds the command pkg (e.g. "./bench/detection") and returns its path.
+func (b Builder) Command(ctx context.Context, pkg string) (string, error) {
+	out := filepath.Join(b.Out, filepath.Base(pkg))
+	return out, b.goCmd(ctx, "build", "-trimpath", "-o", out, pkg)
+}
+
 // Test builds the test binary of pkg (e.g. "./internal/notify") with go test -c and returns its path.
 func (b Builder) Test(ctx context.Context, pkg string) (string, error) {
 	name := strings.ReplaceAll(strings.Trim(pkg, "./"), "/", "_") + ".test"
 	out := filepath.Join(b.Out, name)
-	return out, b.goCmd(ctx, "test", "-c", "-trimpath", "-o", out, pkg)
+	return out, b.goCmd(ctx, "test", "-c", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 }
 
 func (b Builder) goCmd(ctx context.Context, args ...string) error {
