@@ -1,6 +1,9 @@
 // Command detection measures how long each wake-up mechanism of internal/notify takes to notice that a
 // real process in a real cgroup v1 memory cgroup pushed usage across a threshold, and what each costs in
-// CPU while idle. Run it as root through run.sh; it prints a markdown report.
+// CPU while idle. Run it as root through run.sh; it prints a markdown report. With -guest it builds
+// itself statically and runs in the cgroup v2 guest of test/vm (-cgroup2-root): memory.events with
+// memory.high at the threshold, the cgroup's PSI trigger with a 500 ms window, and the polls on
+// memory.current replace the v1 memcg threshold.
 //
 // For every ramp rate, a hog process (internal/source/cgroupfs/cgrouptest) touches anonymous memory at
 // that rate in 256 KiB steps and logs a CLOCK_MONOTONIC timestamp per step. The crossing time is

@@ -3,8 +3,9 @@
 // hands their output and exit status back to the host test.
 //
 // The host's memory controller is on cgroup v1 and must not be moved, so everything that needs a real
-// cgroup v2 memory controller (the v2 readers of internal/source/cgroupfs, the PSI trigger and
-// memory.events notifiers of internal/notify, cgroup.kill in internal/cgroupkill) runs in the guest.
+// cgroup v2 memory controller (the v2 readers of internal/source/cgroupfs, the PSI trigger, memory.events
+// and poll notifiers of internal/notify, cgroup.kill in internal/cgroupkill, explain --local in
+// internal/cli, bench/detection -guest) runs in the guest. docs/test-cluster.md describes the tier.
 //
 // The parts come from Debian packages, unpacked (never installed) by hack/install-vm-deps.sh into
 // <cache>/vm: the cloud kernel (vmlinuz) and busybox-static (the guest's sleep, sh and friends); qemu is
