@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -38,11 +37,8 @@ func (b Builder) Test(ctx context.Context, pkg string) (string, error) {
 }
 
 func (b Builder) goCmd(ctx context.Context, args ...string) error {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
-	}
-	argv := append([]string{gobin}, args...)
+	// go test and go run put their own GOROOT/bin first in PATH, so this is the go that runs the tests.
+	argv := append([]string{"go"}, args...)
 	if b.Nice > 0 {
 		argv = append([]string{"nice", "-n", fmt.Sprint(b.Nice)}, argv...)
 	}
