@@ -20,7 +20,7 @@ import (
 // realV2Cgroup makes a child cgroup of the guest's root with memory.max = 1 GiB and a hog in it.
 func realV2Cgroup(t *testing.T) (string, *cgrouptest.Hog) {
 	t.Helper()
-	dir := cgrouptest.TestCgroupV2(t, cgrouptest.V2Root(t), "pressure-notify-test")
+	dir := cgrouptest.NewV2Cgroup(t, cgrouptest.V2Root(t), "pressure-notify-test")
 	if err := cgrouptest.WriteFile(filepath.Join(dir, "memory.max"), strconv.Itoa(1<<30)); err != nil {
 		t.Fatal(err)
 	}

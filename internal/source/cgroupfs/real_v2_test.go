@@ -18,7 +18,7 @@ import (
 func v2Pod(t *testing.T, uid string, limit int64) (cgroupfs.Layout, string) {
 	t.Helper()
 	root := cgrouptest.V2Root(t)
-	top := cgrouptest.TestCgroupV2(t, root, "pressure-test")
+	top := cgrouptest.NewV2Cgroup(t, root, "pressure-test")
 	if err := cgrouptest.MkdirV2(top, "kubepods", limit); err != nil {
 		t.Fatal(err)
 	}

@@ -74,9 +74,9 @@ func enableControllers(dir string) error {
 	return nil
 }
 
-// TestCgroupV2 creates a fresh cgroup root/<RandomName(prefix)> with the controllers enabled and removes
+// NewV2Cgroup creates a fresh cgroup root/<RandomName(prefix)> with the controllers enabled and removes
 // it, with everything below it, after the test.
-func TestCgroupV2(t testing.TB, root, prefix string) string {
+func NewV2Cgroup(t testing.TB, root, prefix string) string {
 	t.Helper()
 	name := RandomName(prefix)
 	if err := MkdirV2(root, name, 0); err != nil {
