@@ -34,8 +34,10 @@ const (
 // thrasher's cache is warm, but that is cache (reclaimable on the estimate) and nothing stalls: policy
 // reclaim-aware does not evict for it. When the random reads thrash the active cache, PSI rises and the
 // refaults confirm it: then reclaim-aware acts on the working set and evicts the thrasher, not the quiet
-// pod. Baselines (opt-in): policy pressure with the same threshold evicts on the working set at once,
-// stall or not; the kubelet alone evicts nothing (the working set stays above its 200Mi).
+// pod, nor the quiet pod once the thrasher is gone (its cache stays charged to the pods cgroup on cgroup
+// v1, and PSI avg10 still holds its stall). Baselines (opt-in): policy pressure with the same threshold
+// evicts the thrasher on the working set at once, stall or not; the kubelet alone evicts nothing (the
+// working set stays above its 200Mi).
 func TestReclaimAwareEvictsAConfirmedThrash(t *testing.T) {
 	e := requireNode(t)
 	requireDiskBackedRoot(t, e)
@@ -57,7 +59,9 @@ func TestReclaimAwareEvictsAConfirmedThrash(t *testing.T) {
 				checkThrasherAlone(t, r)
 				checkConfirmed(t, r)
 			default:
-				checkThrasherAlone(t, r)
+				// Seen on 2026-12-03: policy pressure evicts the thrasher, then the quiet pod for the
+				// thrasher's cache, which cgroup v1 keeps charged to the pods cgroup after it is gone.
+				checkFirstEvicted(t, r, "thrash")
 			}
 		})
 	}
