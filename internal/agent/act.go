@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -175,5 +176,37 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"pod", act.Pod, "uid", act.UID, "signal", req.Signal, "observed", req.Observed, "threshold", req.Threshold,
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
-		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err())
+		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal))
+}
+
+// reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what
+// the policy acted on and why (confirmed pressure, the kubelet's backstop, or the estimate alone), the
+// working set, the non-reclaimable estimate and the stall signals.
+func reclaimLog(plan policy.Plan, sig string) string {
+	for _, v := range plan.Reclaim {
+		if string(v.Signal) != sig {
+			continue
+		}
+		on := "estimate"
+		switch {
+		case !v.Known:
+			on = "working set (estimate unknown: " + v.Why + ")"
+		case v.Confirmed:
+			on = "lower (confirmed)"
+		case v.Backstop:
+			on = "lower (kubelet backstop)"
+		}
+		return fmt.Sprintf("acted on %s: confirmed=%t backstop=%t working-set=%dMi estimate=%dMi effective=%dMi "+
+			"psi-some=%.2f psi-full=%.2f refaults=%s activations=%s", on, v.Confirmed, v.Backstop,
+			v.WorkingSet>>20, v.NonReclaimable>>20, v.Effective>>20, v.SomeAvg10, v.FullAvg10,
+			rateLog(v.RefaultKnown, v.RefaultRate), rateLog(v.ActivateKnown, v.ActivateRate))
+	}
+	return ""
+}
+
+func rateLog(known bool, r float64) string {
+	if !known {
+		return "unknown"
+	}
+	return fmt.Sprintf("%dMi/s", int64(r)>>20)
 }

@@ -60,6 +60,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	if who := st.gone(pods); who != "" {
 		delete(st.windows, scopeNode)
 		delete(st.windows, scopePods)
+		st.restarted = now
 		p.tr().add(KindReclaim, who, "in flight and gone (or without stats): its memory counts as freed, so the node and pods "+
 			"refault rates, measured while it ran, restart")
 	}
@@ -131,7 +132,8 @@ func (st *State) view(now time.Time, sig signal.Signal, o signal.Observation, sn
 	}
 	r := st.rates(now, scope, stat, cfg)
 	v.RefaultRate, v.RefaultKnown, v.ActivateRate, v.ActivateKnown = r.refault, r.refaultKnown, r.activate, r.activateKnown
-	if !r.refaultKnown && !psiLow(v, cfg) {
+	restarting := st.restarting(now, r, stat, cfg)
+	if !r.refaultKnown && !psiLow(v, cfg) && !restarting {
 		v.Why = "the " + scope + " refault rate is not measured yet and PSI is not below the thresholds"
 		return v
 	}
@@ -141,16 +143,29 @@ func (st *State) view(now time.Time, sig signal.Signal, o signal.Observation, sn
 		return v
 	}
 	v.Known, v.Estimate = true, est
-	if !r.refaultKnown {
+	switch {
+	case restarting:
+		v.Why = "refault rate restarting since a pod in flight left, PSI measured while it ran: refaulted taken as 0, not confirmed"
+	case !r.refaultKnown:
 		v.Why = "refault rate not measured yet, PSI below the thresholds: refaulted taken as 0"
 	}
 	v.NonReclaimable = min(o.Capacity, o.Available+est.Gain())
-	v.Confirmed = confirmed(v, cfg)
+	v.Confirmed = !restarting && confirmed(v, cfg)
 	v.Effective = v.NonReclaimable
 	if v.Confirmed {
 		v.Effective = min(v.WorkingSet, v.NonReclaimable)
 	}
 	return v
+}
+
+// restarting reports a refault rate not measured yet because the windows restarted when a pod in flight
+// left (st.restarted), less than a refault window ago, in a memory.stat that has the counter. PSI avg10
+// then still covers the time the pod ran: it neither confirms pressure nor makes the estimate unknown
+// (else the working set, which on cgroup v1 still holds the gone pod's cache, would evict the next pod
+// for it), and nothing counts as refaulted until the rate is measured again.
+func (st *State) restarting(now time.Time, r rates, stat *signal.MemoryStat, cfg ReclaimConfig) bool {
+	return !r.refaultKnown && stat.WorkingsetRefaultFile != nil && !st.restarted.IsZero() &&
+		now.Sub(st.restarted) < cfg.RefaultWindow
 }
 
 // psiLow reports a known PSI below both thresholds: no stall worth the name.

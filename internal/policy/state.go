@@ -37,6 +37,9 @@ type State struct {
 	backoff backoff
 	// windows are the refault rate windows of policy ReclaimAware, by scope ("node", "pods", pod UID).
 	windows map[string]rateWindow
+	// restarted is when the node and pods windows last restarted because a pod in flight left (zero:
+	// never): for a window after it, PSI still covers the time the pod ran.
+	restarted time.Time
 }
 
 // episode is a pressure episode as the node events report it.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -303,6 +304,36 @@ func TestStressThrashTouchesEveryPageOfTheMappedFile(t *testing.T) {
 		want += int64(off%(4<<20)%251) + 1
 	}
 	for _, l := range passes {
+		if l.Sum == nil || *l.Sum != want {
+			t.Errorf("pass %d sum = %v, want %d", *l.Count, l.Sum, want)
+		}
+	}
+}
+
+// TestStressThrashRandomWarmsTheEndThenReadsRandomPages checks the confirmed path's thrasher: two
+// warm-up reads of the file's last --warm bytes, then passes of as many page reads as the file has
+// pages, each page picked by a generator seeded the same every run (the logged sum is the one the same
+// generator gives, so the reads happened and were used).
+func TestStressThrashRandomWarmsTheEndThenReadsRandomPages(t *testing.T) {
+	const size, warm = 32 << 20, 8 << 20
+	path := filepath.Join(t.TempDir(), "mapped")
+	p := startProgram(t, StressName, "/stress", "thrash", "--path", path, "--size", "32Mi", "--random", "--warm", "8Mi", "--passes", "2")
+	p.waitEvent(t, "hold", 30*time.Second)
+	warms := p.events("warm")
+	if len(warms) != 2 || *warms[0].Bytes != warm || *warms[1].Count != 2 {
+		t.Errorf("warm-ups %+v, want two of 8Mi", warms)
+	}
+	passes := p.events("pass")
+	if len(passes) != 2 || *passes[1].Bytes != size {
+		t.Fatalf("passes %+v, want two over 32Mi", passes)
+	}
+	page := os.Getpagesize()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, l := range passes {
+		var want int64 // the file repeats a 4Mi block whose byte i is i%251 + 1
+		for range size / page {
+			want += int64(rng.IntN(size/page)*page%(4<<20)%251) + 1
+		}
 		if l.Sum == nil || *l.Sum != want {
 			t.Errorf("pass %d sum = %v, want %d", *l.Count, l.Sum, want)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,6 +19,8 @@ type fileFlags struct {
 	sparse bool
 	hold   bool
 	passes int
+	random bool
+	warm   quantity
 }
 
 func parseFile(name string, args []string, passes int) (fileFlags, error) {
@@ -28,6 +31,10 @@ func parseFile(name string, args []string, passes int) (fileFlags, error) {
 	fs.BoolVar(&f.sparse, "sparse", false, "make the file sparse instead of writing data")
 	fs.BoolVar(&f.hold, "hold", true, "after the passes, hold until a signal instead of exiting 0")
 	fs.IntVar(&f.passes, "passes", passes, "read passes over the file (0 = forever)")
+	if name == "thrash" {
+		fs.BoolVar(&f.random, "random", false, "touch pages picked at random (seeded) instead of in order")
+		fs.Var(&f.warm, "warm", "before the thrash, read the file's last QTY twice (its page cache becomes active)")
+	}
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
@@ -111,6 +118,11 @@ func runCache(lg *logger, args []string, _ func(func())) error {
 // "sum":S} per pass: a file-backed working set as large as the file. S, the sum of the bytes read, is
 // logged so that the reads are used: a loop whose loads are dead is compiled without them and touches
 // no page at all (what the first version of this mode did).
+//
+// With --random a pass reads as many pages, each picked at random (a seeded generator, so two runs read
+// the same sequence) and the mapping is advised MADV_RANDOM (no read-around): a page stays resident for a
+// while and is read again at a random distance, so some refaults are near enough for the kernel to
+// activate them, unlike the loop's, which are all as far apart as the file is large.
 func runThrash(lg *logger, args []string, _ func(func())) error {
 	f, err := parseFile("thrash", args, 0)
 	if err != nil {
@@ -119,19 +131,22 @@ func runThrash(lg *logger, args []string, _ func(func())) error {
 	if err := f.create(lg); err != nil {
 		return err
 	}
-	in, err := os.Open(f.path)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", f.path, err)
+	if err := f.warmUp(lg); err != nil {
+		return err
 	}
-	defer in.Close()
-	b, err := syscall.Mmap(int(in.Fd()), 0, int(f.size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, unmap, err := f.mapFile()
 	if err != nil {
-		return fmt.Errorf("mmap %s: %w", f.path, err)
+		return err
 	}
-	defer syscall.Munmap(b)
+	defer unmap()
+	touch := func() int64 { return touchPages(b, os.Getpagesize()) }
+	if f.random {
+		rng := rand.New(rand.NewPCG(1, 2))
+		touch = func() int64 { return touchRandom(b, os.Getpagesize(), rng) }
+	}
 	for pass := 1; f.passes == 0 || pass <= f.passes; pass++ {
 		start := time.Now()
-		sum := touchPages(b, os.Getpagesize())
+		sum := touch()
 		lg.log(entry{Event: "pass", Count: ptr(pass), Bytes: ptr(int64(len(b))),
 			Rate: ptr(rateOf(int64(len(b)), time.Since(start))), Sum: ptr(sum)})
 	}
@@ -141,11 +156,77 @@ func runThrash(lg *logger, args []string, _ func(func())) error {
 	return nil
 }
 
+// warmUp reads the file's last --warm bytes twice with read(2), logging {"event":"warm","count":N,...}
+// per pass: the second read of a page activates it, so the thrash starts with that much active cache (the
+// kernel activates a refault only when its distance is within the active list: an empty one activates
+// nothing, and the working set would take minutes to build at disk speed). The end of the file is what
+// writing it left resident: reading the start back would refault it, page after page, and those
+// refaults are not the thrash's.
+func (f fileFlags) warmUp(lg *logger) error {
+	if f.warm <= 0 {
+		return nil
+	}
+	n := min(int64(f.warm), int64(f.size))
+	for pass := 1; pass <= 2; pass++ {
+		start := time.Now()
+		if err := readRange(f.path, int64(f.size)-n, n); err != nil {
+			return err
+		}
+		lg.log(entry{Event: "warm", Count: ptr(pass), Bytes: ptr(n), Rate: ptr(rateOf(n, time.Since(start)))})
+	}
+	return nil
+}
+
+// readRange reads n bytes of the file at path from off, through a 1Mi buffer.
+func readRange(path string, off, n int64) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer in.Close()
+	buf := make([]byte, 1<<20)
+	if _, err := io.CopyBuffer(io.Discard, onlyReader{io.NewSectionReader(in, off, n)}, buf); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// mapFile maps the file shared and read-only (advised MADV_RANDOM with --random) and returns the mapping
+// and how to unmap it.
+func (f fileFlags) mapFile() ([]byte, func(), error) {
+	in, err := os.Open(f.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", f.path, err)
+	}
+	defer in.Close() // the mapping keeps the file
+	b, err := syscall.Mmap(int(in.Fd()), 0, int(f.size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mmap %s: %w", f.path, err)
+	}
+	if f.random {
+		if err := syscall.Madvise(b, syscall.MADV_RANDOM); err != nil {
+			_ = syscall.Munmap(b)
+			return nil, nil, fmt.Errorf("madvise %s: %w", f.path, err)
+		}
+	}
+	return b, func() { _ = syscall.Munmap(b) }, nil
+}
+
 // touchPages reads the first byte of every page of b and returns their sum.
 func touchPages(b []byte, page int) int64 {
 	var sum int64
 	for i := 0; i < len(b); i += page {
 		sum += int64(b[i])
+	}
+	return sum
+}
+
+// touchRandom reads the first byte of len(b)/page pages of b picked at random and returns their sum.
+func touchRandom(b []byte, page int, rng *rand.Rand) int64 {
+	pages := len(b) / page
+	var sum int64
+	for range pages {
+		sum += int64(b[rng.IntN(pages)*page])
 	}
 	return sum
 }

@@ -6,7 +6,7 @@
 //	stress disk --path /data/fill --rate 64Mi --target 1Gi [--step 4Mi] [--hold=true]
 //	stress fork --count N [--hold=true]
 //	stress cache  --path /data/f --size 1Gi [--sparse] [--passes 2] [--hold=true]
-//	stress thrash --path /data/f --size 3Gi [--sparse] [--passes 0] [--hold=true]
+//	stress thrash --path /data/f --size 3Gi [--sparse] [--random] [--warm QTY] [--passes 0] [--hold=true]
 //	stress files --path DIR --count N [--rate N] [--hold=true]
 //	stress sleep
 //
@@ -40,7 +40,7 @@ const usage = `usage:
   stress disk --path FILE --rate QTY --target QTY [--step QTY] [--hold=BOOL]
   stress fork --count N [--hold=BOOL]
   stress cache  --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
-  stress thrash --path FILE --size QTY [--sparse] [--passes N] [--hold=BOOL]
+  stress thrash --path FILE --size QTY [--sparse] [--random] [--warm QTY] [--passes N] [--hold=BOOL]
   stress files --path DIR --count N [--rate N] [--hold=BOOL]
   stress sleep
 QTY is a Kubernetes quantity (256Mi, 1Gi, 1G); --rate is per second, 0 means unpaced;
