@@ -116,16 +116,21 @@ func podState(ctx context.Context, e *env, ns, name string) string {
 // and only it; the neighbours, with smaller emptyDirs, stay, and the kubelet (at 10%) evicts nothing.
 func TestWriterCrossingNodefsIsTheOnlyPodEvicted(t *testing.T) {
 	e := requireNode(t)
+	writerCrossing(t, e, "disk-writer", func() { startAgent(t, e) })
+}
+
+// writerCrossing runs the writer case in namespace ns with the agent that start starts.
+func writerCrossing(t *testing.T, e *env, ns string, start func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns := namespace(ctx, t, e, "disk-writer")
+	ns = namespace(ctx, t, e, ns)
 	for _, n := range []string{"small-a", "small-b"} {
 		if _, err := e.client.CoreV1().Pods(ns).Create(ctx, writerPod(ns, n, "0", "16Mi"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitState(ctx, t, e, ns, "running", "small-a", "small-b")
-	startAgent(t, e)
+	start()
 	avail0, capacity := nodefs(t, e)
 	agentAt, kubeletAt := capacity*15/100, capacity*10/100
 	t.Logf("nodefs: %d of %d bytes available; agent threshold about %d, kubelet's %d", avail0, capacity, agentAt, kubeletAt)
