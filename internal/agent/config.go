@@ -30,8 +30,11 @@ type Config struct {
 	// PodLogsDir is the kubelet's podLogsDir: the pods' logs are measured there for the per-pod disk
 	// usage (with their local volumes under NodefsPath); empty leaves the logs unmeasured.
 	PodLogsDir string
-	Ladder     actuate.LadderConfig
-	Ledger     loopbreaker.LedgerPolicy
+	// PodsDir is the kubelet's pods directory, where each pod's local volumes are measured; empty means
+	// <NodefsPath>/pods.
+	PodsDir string
+	Ladder  actuate.LadderConfig
+	Ledger  loopbreaker.LedgerPolicy
 	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
 	// TaintKey is the pressure taint's key (default loopbreaker.TaintKey).

@@ -158,3 +158,38 @@ func TestPodFSOnlyWhereTheKubeletsPodsDirectoryIsVisible(t *testing.T) {
 		t.Errorf("podFS %+v, want the kubelet root dir and the pod logs dir", got)
 	}
 }
+
+// failed is a pod the kubelet has stopped after an eviction: phase Failed, deletion under way.
+func failed(p *corev1.Pod) {
+	terminating(p)
+	p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+}
+
+// Seen on the real node with the chart-installed agent: an evicted pod is Failed (its containers stopped)
+// before the kubelet has removed its emptyDir, and it stays listed until then. Dropping it from the
+// input as not active took away its credit, and in the next 0.6 s both neighbours were evicted for the
+// space the writer's files still held. A Failed pod being deleted keeps its credit and is never a victim.
+func TestAFailedPodStillBeingDeletedKeepsItsDiskCredit(t *testing.T) {
+	dh := newDiskHarness(t)
+	writer := pod("writer", "u-writer", "besteffort", "", withEmptyDir)
+	dh.pods.set(writer, pod("small-a", "u-small-a", "besteffort", "", withEmptyDir),
+		pod("small-b", "u-small-b", "besteffort", "", withEmptyDir))
+	for uid, size := range map[string]int{"u-writer": 40 << 20, "u-small-a": 4 << 20, "u-small-b": 4 << 20} {
+		dh.tree.setPod(uid, "besteffort", 10*mi)
+		dh.write(uid, size)
+	}
+	dh.fs.set(86 * mi) // need about 17Mi: the writer's 40Mi cover it
+	res := dh.sync(time.Second)
+	if d := cmp.Diff(dh.ladder.names(), []string{"writer"}); d != "" {
+		t.Fatalf("first sync evicted (-got +want):\n%s\ntrace:\n%s", d, res.trace())
+	}
+	dh.tree.removePod("u-writer") // its containers are gone, its emptyDir is still on disk
+	dh.pods.set(pod("writer", "u-writer", "besteffort", "", withEmptyDir, failed),
+		pod("small-a", "u-small-a", "besteffort", "", withEmptyDir), pod("small-b", "u-small-b", "besteffort", "", withEmptyDir))
+	for i := 0; i < 3; i++ {
+		res = dh.sync(200 * time.Millisecond)
+	}
+	if d := cmp.Diff(dh.ladder.names(), []string{"writer"}); d != "" {
+		t.Errorf("evicted while the Failed writer's emptyDir still held its space (-got +want):\n%s\ntrace:\n%s", d, res.trace())
+	}
+}

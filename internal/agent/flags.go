@@ -83,6 +83,7 @@ func FromConfig(c *agentcfg.Config) Config {
 	out.MetricsAddr, out.HealthAddr = c.MetricsBindAddress, c.HealthProbeBindAddress
 	out.CgroupRoot, out.ProcRoot = c.Paths.CgroupRoot, c.Paths.ProcRoot
 	out.NodefsPath, out.ImagefsPath, out.PodLogsDir = c.Paths.KubeletRootDir, c.Paths.ImageFsDir, c.Paths.PodLogsDir
+	out.PodsDir = c.Paths.KubeletPodsDir
 	out.Ladder.PDBFallbackWait, out.Ladder.AllowDelete = c.Ladder.PDBFallbackWait, c.Ladder.AllowDelete
 	out.Ladder.AllowCgroupKill, out.Ladder.DryRun = c.Ladder.AllowCgroupKill, c.DryRun
 	lb := c.LoopBreaker

@@ -263,17 +263,20 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 }
 
 // podFS returns the per-pod disk usage reader, or nil, said once, when the kubelet's pods directory is
-// not visible (the chart's default mounts an empty directory as kubeletRootDir: statfs only): the pods'
-// disk usage is then not measured, and the policy evicts no pod for a disk signal (the kubelet stays the
-// backstop).
+// not visible (the chart's default mounts an empty directory as kubeletRootDir: statfs only; the chart's
+// agent.podDiskUsage mounts the pods directory as PodsDir): the pods' disk usage is then not measured,
+// and the policy evicts no pod for a disk signal (the kubelet stays the backstop).
 func (r *runner) podFS() *podfs.Reader {
-	pods := filepath.Join(r.cfg.NodefsPath, "pods")
+	pods := r.cfg.PodsDir
+	if pods == "" {
+		pods = filepath.Join(r.cfg.NodefsPath, "pods")
+	}
 	if _, err := os.Stat(pods); err != nil {
 		r.log.Warn("per-pod disk usage not measured: the kubelet's pods directory is not visible; the agent evicts no pod "+
 			"for disk pressure (the kubelet does)", "path", pods, "err", err)
 		return nil
 	}
-	return &podfs.Reader{KubeletRootDir: r.cfg.NodefsPath, PodLogsDir: r.cfg.PodLogsDir}
+	return &podfs.Reader{KubeletRootDir: r.cfg.NodefsPath, PodsDir: r.cfg.PodsDir, PodLogsDir: r.cfg.PodLogsDir}
 }
 
 // ledgerPolicy is the ledger's windows. Its in-flight timeout is the policy's InFlightTTL: one rule for

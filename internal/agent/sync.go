@@ -95,21 +95,25 @@ func (a *Agent) listPods() []*corev1.Pod {
 }
 
 // input builds the policy's input: the active pods (not in a terminal phase; terminating pods included)
-// with their stats, the ledger's evictions not settled, and the outcomes of the last plan. It returns
+// with their stats, the pods in a terminal phase still being deleted (Terminal: an evicted pod is Failed
+// before the kubelet has removed its volumes, whose usage stays credited until then), the ledger's evictions not settled, and the outcomes of the last plan. It returns
 // the API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
 	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		if terminal && p.DeletionTimestamp == nil {
 			continue
 		}
-		pp := policy.Pod{Candidate: kubeconv.Candidate(p, snap.Pods)}
+		pp := policy.Pod{Candidate: kubeconv.Candidate(p, snap.Pods), Terminal: terminal}
 		if p.DeletionTimestamp != nil {
 			pp.DeletionTimestamp = p.DeletionTimestamp.Time
 		}
 		in.Pods = append(in.Pods, pp)
-		byUID[string(p.UID)] = p
+		if !terminal {
+			byUID[string(p.UID)] = p
+		}
 	}
 	if a.Ledger != nil {
 		for _, e := range a.Ledger.Entries() {

@@ -179,7 +179,7 @@ func writeJSONOrYAML(w io.Writer, asYAML bool, encode func(io.Writer) error) err
 }
 
 // localOnlyFlags are the flags that only --local reads.
-var localOnlyFlags = []string{"kubelet-config", "cgroup-root", "proc-root", "kubelet-root-dir", "runtime-root", "node-name"}
+var localOnlyFlags = []string{"kubelet-config", "cgroup-root", "proc-root", "kubelet-root-dir", "runtime-root", "pod-logs-dir", "node-name"}
 
 // localOnly rejects a --local-only flag given without --local: it would be silently ignored.
 func localOnly(cmd *cobra.Command, local bool) error {

@@ -124,16 +124,21 @@ func avoidances(s *Snapshot, warnings []string) ([]explain.Avoidance, []string) 
 // images (status.images) no active pod uses, and the logs of its terminated pods (Summary). Nil when
 // the Node lists no images (a snapshot without them, or a kubelet with nodeStatusMaxImages 0).
 func reclaimable(s *Snapshot, snap signal.Snapshot) *policy.Reclaimable {
-	if len(s.Node.Status.Images) == 0 {
+	return reclaimableOf(&s.Node, s.Pods.Items, snap)
+}
+
+// reclaimableOf is reclaimable for a Node and a pod list (the pods bound to other nodes are ignored).
+func reclaimableOf(node *corev1.Node, items []corev1.Pod, snap signal.Snapshot) *policy.Reclaimable {
+	if len(node.Status.Images) == 0 {
 		return nil
 	}
-	pods := make([]*corev1.Pod, 0, len(s.Pods.Items))
-	for i := range s.Pods.Items {
-		if s.Pods.Items[i].Spec.NodeName == s.Node.Name {
-			pods = append(pods, &s.Pods.Items[i])
+	pods := make([]*corev1.Pod, 0, len(items))
+	for i := range items {
+		if items[i].Spec.NodeName == node.Name {
+			pods = append(pods, &items[i])
 		}
 	}
-	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(s.Node.Status.Images, pods),
+	r := &policy.Reclaimable{UnusedImages: kubeconv.UnusedImageBytes(node.Status.Images, pods),
 		Source:            "the node's status.images and the terminated pods' logs",
 		DeadContainerLogs: kubeconv.DeadContainerLogBytes(pods, snap)}
 	return r

@@ -30,6 +30,7 @@ const LocalSource = "local"
 const (
 	DefaultKubeletRootDir = "/var/lib/kubelet"
 	DefaultRuntimeRoot    = "/var/lib/containerd"
+	DefaultPodLogsDir     = "/var/log/pods"
 )
 
 // LocalOptions say where `explain --local` reads the node it runs on.
@@ -41,6 +42,9 @@ type LocalOptions struct {
 	KubeletConfig string
 	// ProcRoot, CgroupRoot, KubeletRootDir and RuntimeRoot are the roots of the readers.
 	ProcRoot, CgroupRoot, KubeletRootDir, RuntimeRoot string
+	// PodLogsDir is the kubelet's podLogsDir: with the kubelet root dir's pods directory, each pod's
+	// local volumes and logs are measured there (internal/source/podfs, as pressure-agent does).
+	PodLogsDir string
 }
 
 // localFlags are the flags of `explain --local`.
@@ -56,6 +60,7 @@ func (l *localFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&l.opts.ProcRoot, "proc-root", procfs.DefaultRoot, "with --local: where procfs is mounted")
 	fs.StringVar(&l.opts.KubeletRootDir, "kubelet-root-dir", DefaultKubeletRootDir, "with --local: the kubelet's --root-dir (nodefs)")
 	fs.StringVar(&l.opts.RuntimeRoot, "runtime-root", DefaultRuntimeRoot, "with --local: the container runtime's root (imagefs)")
+	fs.StringVar(&l.opts.PodLogsDir, "pod-logs-dir", DefaultPodLogsDir, "with --local: the kubelet's podLogsDir (the pods' log usage, measured like pressure-agent does)")
 	fs.StringVar(&l.opts.Node, "node-name", "", "with --local: the node's name (default: the hostname); with a kubeconfig, its pods are ranked too")
 }
 
@@ -88,6 +93,13 @@ func (l *localFlags) input(ctx context.Context, flags *genericclioptions.ConfigF
 		return explain.Input{}, fmt.Errorf("list pods of node %s: %w", opts.Node, err)
 	}
 	AddLocalPods(&in, list.Items)
+	node, err := cs.CoreV1().Nodes().Get(ctx, opts.Node, metav1.GetOptions{})
+	if err != nil {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("node %s: %v: what the kubelet's image and container GC could "+
+			"free is unknown (pressure-agent's reclaim estimate reads the node's status.images)", opts.Node, err))
+		return in, nil
+	}
+	in.Reclaimable = reclaimableOf(node, list.Items, in.Snapshot)
 	return in, nil
 }
 
@@ -110,16 +122,36 @@ func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 			in.Warnings = append(in.Warnings, fmt.Sprintf("pod %s/%s (uid %s): no pod cgroup found: the kubelet ranks "+
 				"it before every pod with stats (stats-based keys)", pod.Namespace, pod.Name, pod.UID))
 		}
-		if !in.DisableLocalStorageCapacityIsolation && hasLocalStorageLimit(c) {
+		if !in.DisableLocalStorageCapacityIsolation && hasLocalStorageLimit(c) && !diskMeasured(c) {
 			in.Warnings = append(in.Warnings, fmt.Sprintf("pod %s/%s (uid %s): it has an ephemeral-storage limit or an "+
-				"emptyDir sizeLimit, but --local measures no per-pod disk usage: whether the kubelet evicts it for "+
-				"exceeding that limit is not predicted (explain the node by name or a snapshot for that)",
+				"emptyDir sizeLimit, but --local measured no disk usage of it (the pods directory under --kubelet-root-dir "+
+				"was not readable): whether the kubelet evicts it for exceeding that limit is not predicted (explain the "+
+				"node by name or a snapshot for that)",
 				pod.Namespace, pod.Name, pod.UID))
 		}
 		in.Candidates = append(in.Candidates, c)
 		noteDeletion(in, pod)
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
+}
+
+// diskMeasured reports whether some of c's local disk usage was measured (podfs: its local volumes or
+// its containers' logs).
+func diskMeasured(c rank.Candidate) bool {
+	if c.Stats == nil {
+		return false
+	}
+	for _, v := range c.Stats.Volumes {
+		if v.UsedBytes != nil {
+			return true
+		}
+	}
+	for _, ctr := range c.Stats.Containers {
+		if ctr.LogsUsed != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // hasLocalStorageLimit reports whether the kubelet's local-storage eviction checks c: an emptyDir

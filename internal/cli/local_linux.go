@@ -5,6 +5,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/explain"
@@ -12,6 +13,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 	"github.com/kube-pressure/pressure/internal/source/statfs"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -21,9 +23,10 @@ import (
 const defaultCgroupRoot = cgroupfs.DefaultRoot
 
 // LocalInput reads the node this runs on through internal/source and returns the explain input: live
-// signals stamped with now, thresholds from opts.KubeletConfig or the kubelet's defaults, and capacity
-// for the allocatable math from MemTotal (memory), statfs of the kubelet root dir (ephemeral-storage)
-// and min(pid_max, threads-max) (pid). Signals that cannot be read become warnings, never zeros; only
+// signals stamped with now, each pod's local volumes and logs measured as pressure-agent measures them
+// (podfs, when the kubelet root dir has a pods directory), thresholds from opts.KubeletConfig or the
+// kubelet's defaults, and capacity for the allocatable math from MemTotal (memory), statfs of the
+// kubelet root dir (ephemeral-storage) and min(pid_max, threads-max) (pid). Signals that cannot be read become warnings, never zeros; only
 // an unreadable or invalid kubelet config is an error.
 func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
 	cfg, isolation, err := localConfig(opts.KubeletConfig)
@@ -43,6 +46,7 @@ func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
 	nodefs := isDir(opts.KubeletRootDir)
 	if nodefs {
 		node.Disk = &statfs.Reader{NodefsPath: opts.KubeletRootDir, ImagefsPath: existingDir(opts.RuntimeRoot), Statfser: statfs.Unix{}}
+		node.PodFS, in.Warnings = podFS(opts, in.Warnings)
 	} else {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("nodefs is not observed: kubelet root dir %s does not exist "+
 			"(set --kubelet-root-dir)", opts.KubeletRootDir))
@@ -67,6 +71,22 @@ func LocalInput(opts LocalOptions, now time.Time) (explain.Input, error) {
 		in.Capacity[threshold.ResourcePID] = o.Capacity
 	}
 	return in, nil
+}
+
+// podFS returns the reader of the pods' local volumes and logs, the one pressure-agent uses, or nil with
+// a warning when the kubelet root dir has no pods directory.
+func podFS(opts LocalOptions, warnings []string) (*podfs.Reader, []string) {
+	pods := filepath.Join(opts.KubeletRootDir, "pods")
+	if !isDir(pods) {
+		return nil, append(warnings, fmt.Sprintf("per-pod disk usage is not measured: %s does not exist (set "+
+			"--kubelet-root-dir): pods are ranked for disk signals without it", pods))
+	}
+	logs := existingDir(opts.PodLogsDir)
+	if logs == "" && opts.PodLogsDir != "" {
+		warnings = append(warnings, fmt.Sprintf("the pods' logs are not measured: %s does not exist (set --pod-logs-dir)",
+			opts.PodLogsDir))
+	}
+	return &podfs.Reader{KubeletRootDir: opts.KubeletRootDir, PodLogsDir: logs, MinInterval: -1}, warnings
 }
 
 // localConfig parses the eviction configuration and localStorageCapacityIsolation of file, or the

@@ -42,7 +42,7 @@ func TestLocalKubeletConfigWithAnUnknownFieldOrAHugeQuantityIsAWarning(t *testin
 func TestLocalReadsLocalStorageCapacityIsolationAndSaysWhatItCannotMeasure(t *testing.T) {
 	base := readFile(t, filepath.Join("testdata", "local", "kubelet-config.yaml"))
 	warning := "pod default/burstable (uid 66666666-7777-8888-9999-aaaaaaaaaaaa): it has an ephemeral-storage limit or " +
-		"an emptyDir sizeLimit, but --local measures no per-pod disk usage"
+		"an emptyDir sizeLimit, but --local measured no disk usage of it"
 	for _, tc := range []struct {
 		name, extra string
 		isolation   bool

@@ -56,6 +56,11 @@ type Pod struct {
 	// DeletionTimestamp is the pod's metadata.deletionTimestamp: zero when the pod is not terminating,
 	// else the end of its grace period.
 	DeletionTimestamp time.Time
+	// Terminal marks a pod whose phase is Failed or Succeeded and that is still listed because its
+	// deletion is not finished: its containers are gone, but the kubelet removes its volumes (an
+	// emptyDir's files) before it lets the deletion finish. Never a candidate, under any policy; with a
+	// deletion timestamp its measured usage is credited like a terminating pod's until it is gone.
+	Terminal bool
 }
 
 // Terminating reports whether the pod has a deletion timestamp.

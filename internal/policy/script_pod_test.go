@@ -11,7 +11,8 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// pod adds or replaces a pod (ranktest.Pod's language, plus deleted=OFFSET: the deletion timestamp).
+// pod adds or replaces a pod (ranktest.Pod's language, plus deleted=OFFSET: the deletion timestamp, and
+// terminal=true: phase Failed or Succeeded, still listed).
 func (m *machine) pod(args []string) error {
 	var p Pod
 	var ms signal.MemoryStat
@@ -20,6 +21,10 @@ func (m *machine) pod(args []string) error {
 		if took, err := memStatArg(&ms, k, v); took {
 			hasStat = true
 			return true, err
+		}
+		if k == "terminal" {
+			p.Terminal = v == "true"
+			return true, nil
 		}
 		if k != "deleted" {
 			return false, nil

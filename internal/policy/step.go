@@ -74,12 +74,15 @@ func sortedPods(pods []Pod) []Pod {
 	return out
 }
 
-// decisionInput builds the core's input. Kubelet: every active pod, the raw snapshot. Pressure: the pods
-// whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
+// decisionInput builds the core's input. Kubelet: every active pod (not Terminal), the raw snapshot.
+// Pressure: the active pods whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
 // threads and measured disk usage). The local ephemeral-storage limit path is left to the kubelet.
 func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
 	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
 	for _, pod := range pods {
+		if pod.Terminal {
+			continue
+		}
 		if cfg.Policy == Kubelet || !st.inFlight(pod) {
 			din.Candidates = append(din.Candidates, pod.Candidate)
 		}

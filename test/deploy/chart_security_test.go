@@ -95,6 +95,7 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 		{name: "default", want: "Enabled"},
 		{name: "host kubelet root dir and kill rung", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
 		{name: "older runtime", set: []string{"agent.recursiveReadOnly=IfPossible"}, want: "IfPossible"},
+		{name: "per-pod disk usage", set: []string{"agent.podDiskUsage.enabled=true"}, want: "Enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
@@ -114,6 +115,47 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 				t.Fatal("no host mount found")
 			}
 		})
+	}
+}
+
+// agent.podDiskUsage mounts the kubelet's pods directory and podLogsDir and nothing more of the kubelet
+// (nodefs stays the emptyDir, no kubelet credential is visible), names them in the configuration, and
+// adds the supplemental group 0 the kubelet's 0750 directories need, the agent staying non-root.
+func TestPodDiskUsageMountsOnlyThePodsAndLogDirectoriesAndJoinsGroupZero(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.podDiskUsage.enabled=true", "agent.podSecurityContext.supplementalGroups={7}"))
+	ds := find(t, objs, "DaemonSet", "pressure-agent")
+	got := volumesOf(t, podSpec(t, ds))
+	want := map[string]string{
+		"cgroup": "hostPath:/sys/fs/cgroup", "nodefs": "emptyDir", "kubelet-config": "hostPath:/var/lib/kubelet/config.yaml",
+		"config": "configMap", "kubelet-pods": "hostPath:/var/lib/kubelet/pods", "pod-logs": "hostPath:/var/log/pods",
+	}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("agent volumes (-got +want):\n%s", d)
+	}
+	mounts := map[string]string{}
+	for _, m := range container(t, ds)["volumeMounts"].([]any) {
+		m := m.(map[string]any)
+		mounts[m["name"].(string)] = m["mountPath"].(string)
+	}
+	if mounts["kubelet-pods"] != "/host/kubelet-pods" || mounts["pod-logs"] != "/host/var/log/pods" {
+		t.Errorf("mounts %v: want kubelet-pods at /host/kubelet-pods and pod-logs at /host/var/log/pods", mounts)
+	}
+	ac := configFile(t, objs, "pressure-agent")
+	for _, line := range []string{"kubeletPodsDir: /host/kubelet-pods", "podLogsDir: /host/var/log/pods", "kubeletRootDir: /host/var/lib/kubelet"} {
+		if !strings.Contains(ac, line) {
+			t.Errorf("agent configuration lacks %q:\n%s", line, ac)
+		}
+	}
+	psc := podSpec(t, ds)["securityContext"].(map[string]any)
+	if d := cmp.Diff(psc["supplementalGroups"], []any{float64(7), float64(0)}); d != "" {
+		t.Errorf("supplementalGroups (-got +want):\n%s", d)
+	}
+	if sc := container(t, ds)["securityContext"].(map[string]any); sc["runAsNonRoot"] != true || sc["runAsUser"] != nil {
+		t.Errorf("securityContext %v: want the image's non-root user", sc)
+	}
+	def := podSpec(t, find(t, objects(t, render(t, defaultValues)), "DaemonSet", "pressure-agent"))
+	if sg := def["securityContext"].(map[string]any)["supplementalGroups"]; sg != nil {
+		t.Errorf("default supplementalGroups %v, want none", sg)
 	}
 }
 

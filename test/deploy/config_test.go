@@ -55,6 +55,11 @@ func TestRenderedConfigurationsLoadWithTheDaemonsOwnLoaders(t *testing.T) {
 			if *ac.CgroupRoot != "/host/sys/fs/cgroup" || *ac.ProcRoot != "/proc" || *ac.KubeletRootDir != "/host/var/lib/kubelet" {
 				t.Errorf("agent roots cgroup=%s proc=%s kubelet=%s, want the DaemonSet's mount points", *ac.CgroupRoot, *ac.ProcRoot, *ac.KubeletRootDir)
 			}
+			if wantPods := tc.values == allValues; (*ac.KubeletPodsDir == "/host/kubelet-pods") != wantPods ||
+				(*ac.PodLogsDir == "/host/var/log/pods") != wantPods {
+				t.Errorf("agent kubeletPodsDir=%q podLogsDir=%q, want the podDiskUsage mount points: %v", *ac.KubeletPodsDir,
+					*ac.PodLogsDir, wantPods)
+			}
 			if *ac.DryRun != tc.wantDryRun || *ac.Eviction.AllowCgroupKill != tc.wantCgroupKill || *ac.KubeletConfigFile != tc.wantKubelet {
 				t.Errorf("agent dryRun=%v allowCgroupKill=%v kubeletConfigFile=%q, want %v %v %q",
 					*ac.DryRun, *ac.Eviction.AllowCgroupKill, *ac.KubeletConfigFile, tc.wantDryRun, tc.wantCgroupKill, tc.wantKubelet)

@@ -103,6 +103,7 @@ type Paths struct {
 	CgroupRoot, ProcRoot, KubeletRootDir string
 	ImageFsDir                           string // "" = same filesystem as nodefs
 	PodLogsDir                           string // "" = pod logs not measured
+	KubeletPodsDir                       string // "" = <KubeletRootDir>/pods
 }
 
 // Convert turns a defaulted, validated configuration into a Config. It fails only on a configuration
@@ -122,7 +123,7 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		DryRun:                *c.DryRun,
 		MetricsBindAddress:    *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,
 		Paths: Paths{CgroupRoot: *c.CgroupRoot, ProcRoot: *c.ProcRoot, KubeletRootDir: *c.KubeletRootDir,
-			ImageFsDir: *c.ImageFsDir, PodLogsDir: *c.PodLogsDir},
+			ImageFsDir: *c.ImageFsDir, PodLogsDir: *c.PodLogsDir, KubeletPodsDir: *c.KubeletPodsDir},
 	}
 	for _, s := range signalNames() {
 		v, ok := c.Headroom[s]

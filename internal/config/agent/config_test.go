@@ -88,7 +88,7 @@ func TestValidFiles(t *testing.T) {
 	full.DryRun = true
 	full.MetricsBindAddress, full.HealthProbeBindAddress = "127.0.0.1:9090", ":9091"
 	full.Paths = Paths{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc", KubeletRootDir: "/data/kubelet", ImageFsDir: "/data/containerd",
-		PodLogsDir: "/data/pod-logs"}
+		PodLogsDir: "/data/pod-logs", KubeletPodsDir: "/data/kubelet-pods"}
 
 	kubelet := defaults("node-a.example.com")
 	kubelet.Policy, kubelet.Headroom = PolicyKubelet, nil

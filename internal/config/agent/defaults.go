@@ -101,6 +101,7 @@ func SetDefaults(c *AgentConfiguration) {
 	setString(&c.KubeletRootDir, DefaultKubeletRootDir)
 	setString(&c.ImageFsDir, "")
 	setString(&c.PodLogsDir, DefaultPodLogsDir)
+	setString(&c.KubeletPodsDir, "")
 }
 
 func setLoopBreaker(c *AgentConfiguration) {

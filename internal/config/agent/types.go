@@ -59,6 +59,9 @@ type AgentConfiguration struct {
 	ProcRoot *string `json:"procRoot,omitempty"`
 	// KubeletRootDir is the kubelet's root directory (nodefs is the filesystem holding it).
 	KubeletRootDir *string `json:"kubeletRootDir,omitempty"`
+	// KubeletPodsDir is the kubelet's pods directory, where each pod's local volumes are measured (per-pod
+	// disk usage for disk pressure); empty means <KubeletRootDir>/pods.
+	KubeletPodsDir *string `json:"kubeletPodsDir,omitempty"`
 	// PodLogsDir is the kubelet's podLogsDir (per-pod log usage for disk pressure).
 	PodLogsDir *string `json:"podLogsDir,omitempty"`
 	// ImageFsDir is a directory on the container runtime's image filesystem; empty means the runtime's

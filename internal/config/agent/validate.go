@@ -72,6 +72,7 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.absolute("kubeletRootDir", *c.KubeletRootDir, true)
 	v.absolute("imageFsDir", *c.ImageFsDir, false)
 	v.absolute("podLogsDir", *c.PodLogsDir, false)
+	v.absolute("kubeletPodsDir", *c.KubeletPodsDir, false)
 	v.absolute("kubeletConfigFile", *c.KubeletConfigFile, false)
 	return v.Err()
 }

@@ -25,6 +25,9 @@ const DefaultMinInterval = 5 * time.Second
 type Reader struct {
 	// KubeletRootDir is the kubelet's --root-dir (/var/lib/kubelet).
 	KubeletRootDir string
+	// PodsDir is the kubelet's pods directory; "" means <KubeletRootDir>/pods (a DaemonSet may mount
+	// only that directory, elsewhere).
+	PodsDir string
 	// PodLogsDir is the kubelet's podLogsDir (/var/log/pods); "" leaves the logs unmeasured.
 	PodLogsDir string
 	// MinInterval is how long a measurement is reused (0: DefaultMinInterval; negative: never).
@@ -40,7 +43,7 @@ type Usage struct {
 	Bytes, Inodes uint64
 }
 
-// Pods returns the measured disk parts of every pod found under the kubelet root dir, keyed by UID:
+// Pods returns the measured disk parts of every pod found in the pods directory, keyed by UID:
 // Volumes (one entry per local volume, by name) and Containers (Name, LogsUsed, LogsInodes). Only the
 // disk fields are set. A pod whose directories cannot be read is left out, its error joined. The
 // result may be up to MinInterval old; PodStats.Time says when it was measured.
@@ -58,7 +61,10 @@ func (r *Reader) Pods(now time.Time) (map[string]signal.PodStats, error) {
 }
 
 func (r *Reader) measure(now time.Time) (map[string]signal.PodStats, error) {
-	podsDir := filepath.Join(r.KubeletRootDir, "pods")
+	podsDir := r.PodsDir
+	if podsDir == "" {
+		podsDir = filepath.Join(r.KubeletRootDir, "pods")
+	}
 	entries, err := os.ReadDir(podsDir)
 	if err != nil {
 		return nil, fmt.Errorf("pod volumes: %w", err)

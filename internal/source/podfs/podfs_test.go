@@ -88,6 +88,20 @@ func TestPodsMeasuresLocalVolumesAndLogsOnly(t *testing.T) {
 	}
 }
 
+// A DaemonSet that mounts only the kubelet's pods directory names it as PodsDir; KubeletRootDir is then
+// not read for pods.
+func TestPodsReadsPodsDirInsteadOfTheKubeletRootDir(t *testing.T) {
+	root, logs := kubeletTree(t)
+	r := &podfs.Reader{KubeletRootDir: filepath.Join(t.TempDir(), "empty"), PodsDir: filepath.Join(root, "pods"), PodLogsDir: logs}
+	pods, err := r.Pods(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := pods["uid-a"]; len(a.Volumes) != 2 || len(a.Containers) != 1 {
+		t.Errorf("uid-a %+v, want its 2 local volumes and 1 container's logs", a)
+	}
+}
+
 func TestPodsReusesAMeasurementForMinInterval(t *testing.T) {
 	root, logs := kubeletTree(t)
 	r := &podfs.Reader{KubeletRootDir: root, PodLogsDir: logs, MinInterval: 5 * time.Second}

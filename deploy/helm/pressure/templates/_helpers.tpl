@@ -94,6 +94,20 @@ capabilities). */}}
 {{- toYaml $sc -}}
 {{- end -}}
 
+{{/* The agent's pod securityContext: agent.podSecurityContext, plus the supplemental group 0 with
+agent.podDiskUsage (listing the kubelet's pod directories, mode 0750 root:root). */}}
+{{- define "pressure.agent.podSecurityContext" -}}
+{{- $sc := deepCopy (default dict .Values.agent.podSecurityContext) -}}
+{{- if .Values.agent.podDiskUsage.enabled -}}
+{{- $groups := default list $sc.supplementalGroups -}}
+{{- $has := false -}}
+{{- range $groups -}}{{- if eq (toString .) "0" -}}{{- $has = true -}}{{- end -}}{{- end -}}
+{{- if not $has -}}{{- $groups = append $groups 0 -}}{{- end -}}
+{{- $_ := set $sc "supplementalGroups" $groups -}}
+{{- end -}}
+{{- toYaml $sc -}}
+{{- end -}}
+
 {{/* "true" when the cluster serves MutatingAdmissionPolicy v1 (Kubernetes 1.36+), else "". */}}
 {{- define "pressure.agent.avoidance" -}}
 {{- if or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version) -}}true{{- end -}}
