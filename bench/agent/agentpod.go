@@ -56,6 +56,15 @@ func (b *bench) agentOn(ctx context.Context) (*chartinstall.Agent, error) {
 		return nil, err
 	}
 	logf("agent pod %s Ready %s after the DaemonSet selects the node again", a.Pod.Name, time.Since(t0).Round(time.Millisecond))
+	text, err := a.Metrics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	armed := chartinstall.ArmedNotifiers(text)
+	logf("agent pod %s notifiers armed: %v", a.Pod.Name, armed)
+	if !armed["memcg"] {
+		return nil, fmt.Errorf("agent pod %s: the memcg notifier is not armed (%v): the benchmark measures the chart's agent with it", a.Pod.Name, armed)
+	}
 	b.agent = a
 	return a, nil
 }

@@ -54,7 +54,9 @@ const (
 // correlator (aggregation and spam filter) runs on clk; client-go stamps the events themselves with its
 // own wall clock.
 func NewEventRecorder(ctx context.Context, client kubernetes.Interface, clk clock.PassiveClock, node string) (record.EventRecorderLogger, func()) {
-	b := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(record.CorrelatorOptions{Clock: clk}))
+	// Not cut by ctx: an event of an eviction already made must still be written when the agent is
+	// stopping; the returned function stops the broadcaster once the shell is done.
+	b := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)), record.WithCorrelatorOptions(record.CorrelatorOptions{Clock: clk}))
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	rec := b.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component, Host: node})
 	return rec, b.Shutdown

@@ -83,8 +83,15 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		l.kill(req, &res)
 	}
 	l.record(req, res)
-	return res, errors.Join(avoidErr, l.remember(ctx, req, prev, &res))
+	// The ledger must hold an eviction that was made even when the agent is stopping (ctx cancelled
+	// after the request was sent): a restarted agent reads it to count the pod in flight.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
+	return res, errors.Join(avoidErr, l.remember(bctx, req, prev, &res))
 }
+
+// bookkeepingTimeout bounds the ledger write after an eviction once the agent's context is cancelled.
+const bookkeepingTimeout = 5 * time.Second
 
 // avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
 // the replacement as soon as the pod is terminating, and the admission policy must already see it.

@@ -424,3 +424,43 @@ func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
 		t.Errorf("waited %s for an avoidance already published, want no wait", waited)
 	}
 }
+
+// ctxStore is a ledger store whose saves fail once their context is done, as an API call would.
+type ctxStore struct{ loopbreakertest.Store }
+
+func (s *ctxStore) Save(ctx context.Context, b []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.Store.Save(ctx, b)
+}
+
+func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
+	r := newLadderRun(full)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := r.script.client()
+	// The agent is told to stop while the Eviction API call is on the wire: it answers, then the
+	// agent's context is cancelled.
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		cancel()
+		return false, nil, nil
+	})
+	r.ladder.Evictor = &Evictor{Client: client}
+	store := &ctxStore{}
+	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ladder.Ledger = pl
+	res, err := r.ladder.Evict(ctx, request(true))
+	if res.Outcome != OutcomeEvicted || err != nil {
+		t.Fatalf("outcome %s, err %v; want evicted and the ledger written", res.Outcome, err)
+	}
+	if !pl.InFlight(request(true).Pod.UID, t0) {
+		t.Error("the ledger does not hold the eviction made while the agent stopped")
+	}
+	if store.Saves() != 2 {
+		t.Errorf("ledger saved %d times, want 2 (the avoidance, the eviction)", store.Saves())
+	}
+}

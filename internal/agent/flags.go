@@ -77,8 +77,10 @@ func FromConfig(c *agentcfg.Config) Config {
 	s.Config = c.PolicyConfig()
 	s.SyncPeriod = c.SyncPeriod
 	out.APITimeout, out.KubeletConfigRefresh = c.APITimeout, c.KubeletConfigRefresh
-	out.Notifiers = Notifiers{Memcg: c.Notifiers.Memcg, MemoryEvents: c.Notifiers.Memcg, PSI: c.Notifiers.PSI,
-		PollInterval: c.Notifiers.PollInterval, PollDelta: DefaultNotifiers.PollDelta}
+	n := c.Notifiers
+	out.Notifiers = Notifiers{Memcg: n.Memcg, MemoryEvents: n.Memcg, PSI: n.PSI, PSIWindow: n.PSIWindow,
+		PollInterval: n.PollInterval, PollDelta: DefaultNotifiers.PollDelta,
+		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
 	out.Kubeconfig, out.KubeletConfigFile = c.Kubeconfig, c.KubeletConfigFile
 	out.MetricsAddr, out.HealthAddr = c.MetricsBindAddress, c.HealthProbeBindAddress
 	out.CgroupRoot, out.ProcRoot = c.Paths.CgroupRoot, c.Paths.ProcRoot

@@ -26,6 +26,14 @@ type probes struct {
 	observed bool
 }
 
+// setPodsSynced gives readyz the pod cache's synced check once the cache exists (the probes serve
+// before it does).
+func (p *probes) setPodsSynced(f func() bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.podsSynced = f
+}
+
 // synced records a completed sync.
 func (p *probes) synced(r syncResult) {
 	p.mu.Lock()

@@ -147,7 +147,7 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 		return err
 	}
 	defer informer.Shutdown()
-	pr.podsSynced = informer.Synced
+	pr.setPodsSynced(informer.Synced)
 	informer.Start(ctx)
 	a := r.agent(kc, ledger, events, informer, w, pr)
 	a.PodsSynced = informer.Synced

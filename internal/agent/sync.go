@@ -61,13 +61,21 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	if !plan.Observed {
 		return res
 	}
-	// The taint goes on before the evictions: a controller replaces an evicted pod within milliseconds
-	// and the scheduler must already see the node tainted. Until the pod list is complete the loop
-	// breaker waits: it would settle every ledger entry of a pod it does not see.
-	if a.podsSynced() {
-		a.breaker(ctx, now, plan, pods)
-	}
+	// The eviction request is the first API call after a decision: the taint (and the ledger's
+	// settling) go out at the same moment, not before it. The taint's PATCH lands long before a
+	// controller's replacement of an evicted pod reaches the scheduler (it must first see the eviction),
+	// and eviction loops are broken per workload by the avoidance the ladder publishes before each
+	// eviction. Until the pod list is complete the loop breaker waits: it would settle every ledger
+	// entry of a pod it does not see.
+	breaking := make(chan struct{})
+	go func() {
+		defer close(breaking)
+		if a.podsSynced() {
+			a.breaker(ctx, now, plan, pods)
+		}
+	}()
 	res.Actions = a.act(ctx, plan, byUID)
+	<-breaking
 	if a.Rearm != nil {
 		a.Rearm(plan.Watch)
 	}

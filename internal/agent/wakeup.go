@@ -24,18 +24,26 @@ import (
 type Notifiers struct {
 	// Memcg arms cgroup v1 memory threshold notifications on the memory root and the pods cgroup.
 	Memcg bool
-	// PSI arms a node-wide memory PSI trigger (/proc/pressure/memory, some 200ms per 2s).
-	PSI bool
+	// PSI arms a node-wide memory PSI trigger (/proc/pressure/memory): some stall of a tenth of
+	// PSIWindow within PSIWindow (0: 2s).
+	PSI       bool
+	PSIWindow time.Duration
 	// MemoryEvents watches the cgroup v2 pods cgroup's memory.events with inotify.
 	MemoryEvents bool
-	// PollInterval reads the memory signals (allocatable and node-level) this often and wakes on a
-	// threshold crossing or a change of PollDelta bytes; 0 disables the poll.
+	// PollInterval reads the memory signals (allocatable and node-level) this often near a threshold
+	// and wakes on a threshold crossing or a change of PollDelta bytes; 0 disables the poll.
 	PollInterval time.Duration
 	PollDelta    int64
+	// PollMaxInterval and PollRampRate make the poll adaptive (notify.Poller): far from every
+	// threshold it reads after margin / PollRampRate, at most PollMaxInterval.
+	PollMaxInterval time.Duration
+	PollRampRate    int64
 }
 
-// DefaultNotifiers turns every mechanism on with a 100 ms poll and a 32Mi delta.
-var DefaultNotifiers = Notifiers{Memcg: true, PSI: true, MemoryEvents: true, PollInterval: 100 * time.Millisecond, PollDelta: 32 << 20}
+// DefaultNotifiers turns every mechanism on: PSI over 2s windows, a poll every 100 ms near a threshold
+// and up to 1s far from it (a 4Gi/s ramp), and a 32Mi delta.
+var DefaultNotifiers = Notifiers{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, MemoryEvents: true,
+	PollInterval: 100 * time.Millisecond, PollDelta: 32 << 20, PollMaxInterval: time.Second, PollRampRate: 4 << 30}
 
 // Notifier names: the label notifier of pressure_agent_notifier_armed.
 const (
@@ -120,7 +128,11 @@ func (w *wakers) start(ctx context.Context, n Notifiers) []notifierStatus {
 	}
 	if n.PSI {
 		p := filepath.Join(w.procRoot, "pressure", "memory")
-		t, err := notify.ArmPSI(p, "some", 200*time.Millisecond, 2*time.Second)
+		win := n.PSIWindow
+		if win <= 0 {
+			win = DefaultNotifiers.PSIWindow
+		}
+		t, err := notify.ArmPSI(p, "some", win/10, win)
 		out = append(out, notifierStatus{Name: notifierPSI, Where: p, Err: err})
 		if err == nil {
 			go w.run(ctx, notifierPSI, t.Run)
@@ -217,6 +229,9 @@ func (w *wakers) poller(n Notifiers) (*notify.Poller, string, error) {
 		polled = append(polled, string(signal.AllocatableMemoryAvailable))
 	}
 	where := fmt.Sprintf("%s every %s", polled, n.PollInterval)
+	if n.PollMaxInterval > n.PollInterval && n.PollRampRate > 0 {
+		where = fmt.Sprintf("%s every %s to %s (a fall of %dMi/s)", polled, n.PollInterval, n.PollMaxInterval, n.PollRampRate>>20)
+	}
 	if len(polled) == 0 {
 		return nil, fmt.Sprintf("every %s", n.PollInterval), errors.Join(errs...)
 	}
@@ -243,7 +258,8 @@ func (w *wakers) poller(n Notifiers) (*notify.Poller, string, error) {
 		}
 		return margin, nil
 	}
-	return &notify.Poller{Interval: n.PollInterval, Delta: n.PollDelta, Threshold: 0, Clock: w.clock, Read: read,
+	return &notify.Poller{Interval: n.PollInterval, MaxInterval: n.PollMaxInterval, RampRate: n.PollRampRate,
+		Delta: n.PollDelta, Threshold: 0, Clock: w.clock, Read: read,
 		OnError: func(error) { w.onErr() }}, where, nil
 }
 

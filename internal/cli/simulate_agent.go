@@ -31,7 +31,9 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 		return err
 	}
 	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), kubelet)
-	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: cfg.Notifiers.PollInterval, PollDelta: agentPollDelta}
+	n := cfg.Notifiers
+	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentPollDelta,
+		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
 	o.AgentTaintKey = ""
 	if cfg.LoopBreaker.Enabled {
 		o.AgentTaintKey = cfg.LoopBreaker.TaintKey

@@ -10,6 +10,7 @@ import (
 
 func TestMain(m *testing.M) {
 	cgrouptest.RunHogIfRequested()
+	armPSIIfRequested()
 	os.Exit(m.Run())
 }
 

@@ -2,9 +2,12 @@ package notify
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // DefaultPollInterval is the fast-poll fallback's default period.
@@ -16,8 +19,15 @@ const DefaultPollInterval = 100 * time.Millisecond
 type Poller struct {
 	// Read returns the current available amount; an error skips this tick.
 	Read func() (int64, error)
-	// Interval between reads; 0 means DefaultPollInterval.
+	// Interval between reads near the threshold; 0 means DefaultPollInterval.
 	Interval time.Duration
+	// MaxInterval, when above Interval, makes the poll adaptive: after a read of v it waits
+	// (v − Threshold) / RampRate, bounded by Interval and MaxInterval, so that a fall at RampRate or
+	// slower is seen within Interval of the crossing while a value far above the threshold costs
+	// few reads.
+	MaxInterval time.Duration
+	// RampRate is the fastest fall of the value per second that the adaptive poll must not miss.
+	RampRate int64
 	// Threshold: a change of (value < Threshold) between two reads signals.
 	Threshold int64
 	// Delta: when > 0, a change of more than Delta since the last signal also signals.
@@ -62,26 +72,52 @@ func absDiff(a, b int64) int64 {
 	return b - a
 }
 
-// Run reads once immediately, then every Interval, until ctx is cancelled (returns nil).
+// NextInterval is how long the poller waits after a read of v.
+func (p *Poller) NextInterval(v int64) time.Duration {
+	iv := p.Interval
+	if iv <= 0 {
+		iv = DefaultPollInterval
+	}
+	if v <= p.Threshold {
+		return iv
+	}
+	margin := v - p.Threshold
+	if margin < 0 { // overflow of a value far above a negative threshold
+		margin = math.MaxInt64
+	}
+	return policy.NextPoll(margin, iv, p.MaxInterval, p.RampRate)
+}
+
+// Run reads once immediately, then again after NextInterval of the last value (Interval after a
+// failed read), until ctx is cancelled (returns nil).
 func (p *Poller) Run(ctx context.Context, ch chan<- struct{}) error {
 	c := p.Clock
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	iv := p.Interval
-	if iv <= 0 {
-		iv = DefaultPollInterval
-	}
-	t := c.NewTicker(iv)
-	defer t.Stop()
+	var t clock.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
 	var s pollState
 	for {
+		next := p.NextInterval(p.Threshold)
 		if v, err := p.Read(); err != nil {
 			if p.OnError != nil {
 				p.OnError(err)
 			}
-		} else if p.step(&s, v) {
-			signal(ch)
+		} else {
+			if p.step(&s, v) {
+				signal(ch)
+			}
+			next = p.NextInterval(v)
+		}
+		if t == nil {
+			t = c.NewTimer(next)
+		} else {
+			t.Reset(next)
 		}
 		select {
 		case <-ctx.Done():

@@ -55,9 +55,71 @@ func TestPollerSignalsCrossingsAndLargeChanges(t *testing.T) {
 					cancel()
 				}
 				proceed <- struct{}{}
-				clk.Step(time.Second)
+				if k < len(tc.values) {
+					stepWhenWaiting(clk, time.Second)
+				}
 			}
 		})
+	}
+}
+
+// stepWhenWaiting steps clk once the poller waits on it (its timer is set after the read returns).
+func stepWhenWaiting(clk *testingclock.FakeClock, d time.Duration) {
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	clk.Step(d)
+}
+
+func TestAdaptivePollWaitsForTheMarginAtTheRampRate(t *testing.T) {
+	const gib = 1 << 30
+	p := &notify.Poller{Threshold: 0, Interval: 100 * time.Millisecond, MaxInterval: time.Second, RampRate: 4 * gib}
+	for _, tc := range []struct {
+		name string
+		v    int64
+		want time.Duration
+	}{
+		{"far above the threshold waits the maximum", 8 * gib, time.Second},
+		{"a margin of 2Gi at 4Gi/s waits half a second", 2 * gib, 500 * time.Millisecond},
+		{"a margin the ramp uses up within the interval waits the interval", 100 << 20, 100 * time.Millisecond},
+		{"below the threshold waits the interval", -gib, 100 * time.Millisecond},
+		{"an unknown margin (math.MaxInt64) waits the maximum", 1<<63 - 1, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := p.NextInterval(tc.v); got != tc.want {
+				t.Errorf("NextInterval(%d) = %s, want %s", tc.v, got, tc.want)
+			}
+		})
+	}
+	fixed := &notify.Poller{Interval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond, RampRate: 4 * gib}
+	if got := fixed.NextInterval(8 * gib); got != 100*time.Millisecond {
+		t.Errorf("MaxInterval = Interval: NextInterval = %s, want the fixed 100ms", got)
+	}
+}
+
+func TestAdaptivePollReadsFarValuesOnlyAtTheMaximumInterval(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
+	reads := make(chan int64, 16)
+	v := int64(8 << 30)
+	p := &notify.Poller{Threshold: 0, Interval: 100 * time.Millisecond, MaxInterval: time.Second, RampRate: 4 << 30,
+		Clock: clk, Read: func() (int64, error) { reads <- v; return v, nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx, make(chan struct{}, 1))
+	<-reads // the first read is immediate
+	for range 9 {
+		stepWhenWaiting(clk, 100*time.Millisecond)
+	}
+	select {
+	case <-reads:
+		t.Fatal("a value 8Gi above the threshold was read again within 900ms")
+	case <-time.After(50 * time.Millisecond):
+	}
+	stepWhenWaiting(clk, 100*time.Millisecond)
+	select {
+	case <-reads:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no read after the maximum interval of 1s")
 	}
 }
 

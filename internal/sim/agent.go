@@ -2,9 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
@@ -71,20 +73,23 @@ type agent struct {
 	below    map[signal.Signal]bool
 	lastSeen map[signal.Signal]int64
 	lastPoll time.Time
+	nextPoll time.Duration // wait after lastPoll (policy.NextPoll of the last poll's margin)
 	tainted  bool
 }
 
 // wake reports whether the agent's poll wakes it at a tick with these observations: a crossing of
 // one of its thresholds, or a change of more than PollDelta since the last sync.
 func (g *agent) wake(obs map[signal.Signal]signal.Observation, t time.Time) (string, bool) {
-	if g.timing.PollInterval <= 0 || !g.lastPoll.IsZero() && t.Sub(g.lastPoll) < g.timing.PollInterval {
+	if g.timing.PollInterval <= 0 || !g.lastPoll.IsZero() && t.Sub(g.lastPoll) < max(g.nextPoll, g.timing.PollInterval) {
 		return "", false
 	}
 	g.lastPoll = t
 	why := ""
+	margin := int64(math.MaxInt64)
 	for _, sig := range sortedSignals(obs) {
 		o := obs[sig]
 		if level, ok := g.levels[sig]; ok {
+			margin = min(margin, o.Available-level)
 			below := o.Available < level
 			if prev, seen := g.below[sig]; seen && prev != below && why == "" {
 				why = fmt.Sprintf("%s crossed %s", sig, formatMi(level))
@@ -95,6 +100,7 @@ func (g *agent) wake(obs map[signal.Signal]signal.Observation, t time.Time) (str
 			why = fmt.Sprintf("%s moved %s", sig, formatMi(o.Available-last))
 		}
 	}
+	g.nextPoll = policy.NextPoll(margin, g.timing.PollInterval, g.timing.PollMaxInterval, g.timing.PollRampRate)
 	return why, why != ""
 }
 

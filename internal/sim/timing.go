@@ -63,6 +63,10 @@ type AgentTiming struct {
 	SyncPeriod   time.Duration `json:"syncPeriod"`
 	PollInterval time.Duration `json:"pollInterval"`
 	PollDelta    int64         `json:"pollDelta"`
+	// PollMaxInterval and PollRampRate make the poll adaptive, as the agent's (policy.NextPoll);
+	// zero: a poll every PollInterval.
+	PollMaxInterval time.Duration `json:"pollMaxInterval,omitempty"`
+	PollRampRate    int64         `json:"pollRampRate,omitempty"`
 }
 
 // MaxTicks bounds the world samples of one run (the timeline's length over Timing.Step).

@@ -147,6 +147,29 @@ func MetricValue(text, name string) (float64, bool) {
 	return 0, false
 }
 
+// ArmedNotifiers returns pressure_agent_notifier_armed of a /metrics text: each notifier the agent
+// tried at start (label notifier) and whether it is armed.
+func ArmedNotifiers(text string) map[string]bool {
+	const name = "pressure_agent_notifier_armed{"
+	out := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(labels, ",") {
+			if n, ok := strings.CutPrefix(kv, `notifier="`); ok {
+				out[strings.TrimSuffix(n, `"`)] = strings.TrimSpace(value) == "1"
+			}
+		}
+	}
+	return out
+}
+
 // PID returns the host PID of the agent's process: the first entry of cgroup.procs of its
 // container's cgroup, found below podsCgroupDir (a memory or cpuacct hierarchy's pods cgroup).
 func (a *Agent) PID(podsCgroupDir string) (int, error) {

@@ -26,17 +26,23 @@ func ChartDir(root string) string { return filepath.Join(root, "deploy", "helm",
 
 // NodeValues are the values an install on the level-2 test node needs beside the defaults: the
 // images DaemonImages wrote with tag (imported, never pulled), the test kubelet's configuration
-// file, and read-only host mounts that are not recursive, since containerd 1.6 here cannot make
+// file, read-only host mounts that are not recursive, since containerd 1.6 here cannot make
 // mounts recursively read-only (2.0+ can) and the default Enabled would keep the agent from
-// starting.
+// starting, and the memcg notifier of a cgroup v1 node whose kubelet uses the cgroupfs driver
+// (pods cgroup kubepods), as an operator of such a node sets it.
 func NodeValues(node *cluster.Node, tag string) []string {
 	return []string{
 		"image.pullPolicy=Never",
 		"image.tag=" + tag,
 		"agent.kubeletConfig.hostPath=" + node.KubeletConfigPath(),
 		"agent.recursiveReadOnly=IfPossible",
+		"agent.notifiers.memcg.enabled=true",
+		"agent.notifiers.memcg.podsCgroup=" + PodsCgroup,
 	}
 }
+
+// PodsCgroup is the test kubelet's pods cgroup below each cgroup v1 controller (cgroupfs driver).
+const PodsCgroup = "kubepods"
 
 // Install runs helm install with the values set (each "key=value") and returns helm's output.
 // helm's --wait lets a DaemonSet of one node pass with no pod Ready (maxUnavailable 10%): wait for

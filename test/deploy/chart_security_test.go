@@ -96,6 +96,7 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 		{name: "host kubelet root dir and kill rung", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
 		{name: "older runtime", set: []string{"agent.recursiveReadOnly=IfPossible"}, want: "IfPossible"},
 		{name: "per-pod disk usage", set: []string{"agent.podDiskUsage.enabled=true"}, want: "Enabled"},
+		{name: "memcg notifier (its two event_control files are checked by the memcg test)", set: []string{"agent.notifiers.memcg.enabled=true"}, want: "Enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
@@ -103,7 +104,7 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 			hostMounts := 0
 			for _, m := range container(t, ds)["volumeMounts"].([]any) {
 				m := m.(map[string]any)
-				if !strings.HasPrefix(vols[m["name"].(string)], "hostPath:") {
+				if !strings.HasPrefix(vols[m["name"].(string)], "hostPath:") || strings.HasPrefix(m["name"].(string), "memcg-") {
 					continue
 				}
 				hostMounts++
@@ -159,15 +160,20 @@ func TestPodDiskUsageMountsOnlyThePodsAndLogDirectoriesAndJoinsGroupZero(t *test
 	}
 }
 
-func TestAgentRunsAsNonRootUnlessTheKillRungIsOn(t *testing.T) {
+func TestAgentRunsAsNonRootUnlessTheKillRungOrANotifierNeedsRoot(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		set         []string
 		wantNonRoot bool
 		wantUser    any
+		wantAdd     []any
 	}{
 		{name: "default", wantNonRoot: true, wantUser: nil},
-		{name: "cgroup kill", set: []string{"agent.cgroupKill.enabled=true"}, wantNonRoot: false, wantUser: float64(0)},
+		{name: "cgroup kill", set: []string{"agent.cgroupKill.enabled=true"}, wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"KILL"}},
+		{name: "memcg notifier: root without any capability", set: []string{"agent.notifiers.memcg.enabled=true"}, wantNonRoot: false, wantUser: float64(0)},
+		{name: "sub-second psi: root with CAP_SYS_RESOURCE", set: []string{"agent.notifiers.psi.subSecond=true"}, wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"SYS_RESOURCE"}},
+		{name: "all three", set: []string{"agent.cgroupKill.enabled=true", "agent.notifiers.memcg.enabled=true", "agent.notifiers.psi.subSecond=true"},
+			wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"KILL", "SYS_RESOURCE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
@@ -175,7 +181,62 @@ func TestAgentRunsAsNonRootUnlessTheKillRungIsOn(t *testing.T) {
 			if sc["runAsNonRoot"] != tc.wantNonRoot || sc["runAsUser"] != tc.wantUser {
 				t.Errorf("securityContext runAsNonRoot=%v runAsUser=%v, want %v %v", sc["runAsNonRoot"], sc["runAsUser"], tc.wantNonRoot, tc.wantUser)
 			}
+			caps, _ := sc["capabilities"].(map[string]any)
+			add, _ := caps["add"].([]any)
+			if d := cmp.Diff(add, tc.wantAdd); d != "" {
+				t.Errorf("capabilities.add (-got +want):\n%s", d)
+			}
+			if d := cmp.Diff(caps["drop"], []any{"ALL"}); d != "" {
+				t.Errorf("capabilities.drop (-got +want):\n%s", d)
+			}
 		})
+	}
+}
+
+func TestMemcgNotifierMountsOnlyTheTwoEventControlFilesWritable(t *testing.T) {
+	objs := objects(t, render(t, defaultValues, "agent.notifiers.memcg.enabled=true", "agent.notifiers.memcg.podsCgroup=kubepods"))
+	ds := find(t, objs, "DaemonSet", "pressure-agent")
+	spec := podSpec(t, ds)
+	types := map[string]any{}
+	for _, v := range spec["volumes"].([]any) {
+		v := v.(map[string]any)
+		if hp, ok := v["hostPath"].(map[string]any); ok {
+			types[v["name"].(string)] = hp["type"]
+		}
+	}
+	vols := volumesOf(t, spec)
+	writable := map[string]string{}
+	for _, m := range container(t, ds)["volumeMounts"].([]any) {
+		m := m.(map[string]any)
+		name := m["name"].(string)
+		if m["readOnly"] == true {
+			continue
+		}
+		writable[name] = vols[name] + " at " + m["mountPath"].(string)
+		if types[name] != "File" || m["mountPropagation"] != "None" {
+			t.Errorf("writable mount %s: hostPath type %v, propagation %v; want File, None", name, types[name], m["mountPropagation"])
+		}
+	}
+	want := map[string]string{
+		"memcg-root": "hostPath:/sys/fs/cgroup/memory/cgroup.event_control at /host/sys/fs/cgroup/memory/cgroup.event_control",
+		"memcg-pods": "hostPath:/sys/fs/cgroup/memory/kubepods/cgroup.event_control at /host/sys/fs/cgroup/memory/kubepods/cgroup.event_control",
+	}
+	if d := cmp.Diff(writable, want); d != "" {
+		t.Errorf("writable mounts of the agent (-got +want):\n%s", d)
+	}
+	// Off by default: no writable host file, the non-root user.
+	ds = find(t, objects(t, render(t, defaultValues)), "DaemonSet", "pressure-agent")
+	for _, m := range container(t, ds)["volumeMounts"].([]any) {
+		if m := m.(map[string]any); m["readOnly"] != true {
+			t.Errorf("default values: writable mount %v", m)
+		}
+	}
+	if ac := configFile(t, objs, "pressure-agent"); strings.Contains(ac, "psiWindow") {
+		t.Errorf("the memcg notifier changed the PSI window:\n%s", ac)
+	}
+	ac := configFile(t, objects(t, render(t, defaultValues, "agent.notifiers.psi.subSecond=true")), "pressure-agent")
+	if !strings.Contains(ac, "psiWindow: 500ms") {
+		t.Errorf("agent.notifiers.psi.subSecond: the configuration lacks psiWindow: 500ms:\n%s", ac)
 	}
 }
 
@@ -208,6 +269,7 @@ func TestBadSecurityValuesAreRefusedNamingTheValue(t *testing.T) {
 		{"agent.kubeletConfig.source=configz", `agent.kubeletConfig.source "configz": want file or nodeProxy`},
 		{"agent.recursiveReadOnly=Yes", `agent.recursiveReadOnly "Yes": want Enabled, IfPossible or Disabled`},
 		{"agent.kubeletConfig.hostPath=", "agent.kubeletConfig.hostPath is required"},
+		{"agent.notifiers.memcg.enabled=true,agent.notifiers.memcg.podsCgroup=../../etc", `agent.notifiers.memcg.podsCgroup "../../etc": want the pods cgroup`},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			_, err := tryHelm(t, "template", releaseName, chartDir(t), "--namespace", releaseNS, "--kube-version", kubeVersion, "--set", tc.set)

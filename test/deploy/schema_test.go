@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
@@ -134,10 +135,14 @@ func roundTrip(t *testing.T, v any) any {
 	return out
 }
 
-var durationType = reflect.TypeFor[metav1.Duration]()
+var (
+	durationType = reflect.TypeFor[metav1.Duration]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
+)
 
 // schemaOf is the JSON schema of a configuration type: closed objects, durations as strings
-// ("10s"), apiVersion and kind left out (the chart writes them).
+// ("10s"), quantities as strings or integers ("4Gi", 1024), apiVersion and kind left out (the
+// chart writes them).
 func schemaOf(t reflect.Type) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -145,6 +150,8 @@ func schemaOf(t reflect.Type) map[string]any {
 	switch {
 	case t == durationType:
 		return map[string]any{"type": "string"}
+	case t == quantityType:
+		return map[string]any{"type": []any{"string", "integer"}}
 	case t.Kind() == reflect.Struct:
 		props := map[string]any{}
 		for i := range t.NumField() {

@@ -57,6 +57,7 @@ func installAgent(t *testing.T, e *env, set ...string) *chartinstall.Agent {
 	}
 	t.Logf("chart installed (values %s), agent pod %s Ready %s after the image build started",
 		strings.Join(append(values, set...), " "), a.Pod.Name, time.Since(start).Round(time.Millisecond))
+	requireArmed(ctx, t, a, "memcg", "psi", "poll")
 	t.Cleanup(func() {
 		if t.Failed() {
 			lines := strings.Split(strings.TrimSpace(strings.Join(a.LogLines(context.Background(), ""), "\n")), "\n")
@@ -64,6 +65,26 @@ func installAgent(t *testing.T, e *env, set ...string) *chartinstall.Agent {
 		}
 	})
 	return a
+}
+
+// requireArmed fails the test unless each notifier is armed in the installed agent (its
+// pressure_agent_notifier_armed metric): as the chart installs it on this cgroup v1 node, least
+// privilege must still arm them.
+func requireArmed(ctx context.Context, t *testing.T, a *chartinstall.Agent, notifiers ...string) {
+	t.Helper()
+	text, err := a.Metrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := chartinstall.ArmedNotifiers(text)
+	for _, n := range notifiers {
+		if !armed[n] {
+			lines := a.LogLines(ctx, "notifiers")
+			t.Fatalf("notifier %s is not armed in the chart-installed agent (armed: %v); its start log:\n%s",
+				n, armed, strings.Join(lines, "\n"))
+		}
+	}
+	t.Logf("notifiers armed in the chart-installed agent: %v", armed)
 }
 
 // uninstallAgent removes the release and waits until the agent pod has left the node, so that the

@@ -75,8 +75,11 @@ type Config struct {
 
 // NotifierConfig selects the wake-up sources.
 type NotifierConfig struct {
-	Memcg, PSI   bool
-	PollInterval time.Duration
+	Memcg, PSI      bool
+	PSIWindow       time.Duration
+	PollInterval    time.Duration
+	PollMaxInterval time.Duration
+	PollRampRate    int64 // bytes per second
 }
 
 // LadderConfig is the escalation ladder (actuate.LadderConfig without the dry-run switch).
@@ -114,8 +117,9 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		Policy:     Policy(*c.Policy),
 		SyncPeriod: c.SyncPeriod.Duration, APITimeout: c.APITimeout.Duration,
 		KubeletConfigRefresh: c.KubeletConfigRefresh.Duration,
-		Notifiers: NotifierConfig{Memcg: *c.Notifiers.Memcg, PSI: *c.Notifiers.PSI,
-			PollInterval: c.Notifiers.PollInterval.Duration},
+		Notifiers: NotifierConfig{Memcg: *c.Notifiers.Memcg, PSI: *c.Notifiers.PSI, PSIWindow: c.Notifiers.PSIWindow.Duration,
+			PollInterval: c.Notifiers.PollInterval.Duration, PollMaxInterval: c.Notifiers.PollMaxInterval.Duration,
+			PollRampRate: c.Notifiers.PollRampRate.Value()},
 		Ladder: LadderConfig{PDBFallbackWait: c.Eviction.PDBFallbackWait.Duration,
 			AllowDelete: *c.Eviction.AllowDelete, AllowCgroupKill: *c.Eviction.AllowCgroupKill},
 		MaxEvictionsPerMinute: int(*c.MaxEvictionsPerMinute),

@@ -50,7 +50,8 @@ func defaults(node string) Config {
 	return Config{
 		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), SyncPeriod: 10 * time.Second,
 		APITimeout: 2 * time.Second, KubeletConfigRefresh: time.Minute,
-		Notifiers:             NotifierConfig{Memcg: true, PSI: true, PollInterval: 100 * time.Millisecond},
+		Notifiers: NotifierConfig{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, PollInterval: 100 * time.Millisecond,
+			PollMaxInterval: time.Second, PollRampRate: 4 << 30},
 		Ladder:                LadderConfig{PDBFallbackWait: 5 * time.Second, AllowDelete: true},
 		MaxEvictionsPerMinute: 10,
 		LoopBreaker: LoopBreakerConfig{Enabled: true, TaintKey: "pressure.kube-pressure.io/evicting",
@@ -79,7 +80,8 @@ func TestValidFiles(t *testing.T) {
 	}
 	full.SyncPeriod = 5 * time.Second
 	full.APITimeout, full.KubeletConfigRefresh = 3*time.Second, 0
-	full.Notifiers = NotifierConfig{PSI: true, PollInterval: 250 * time.Millisecond}
+	full.Notifiers = NotifierConfig{PSI: true, PSIWindow: 500 * time.Millisecond, PollInterval: 250 * time.Millisecond,
+		PollMaxInterval: 2 * time.Second, PollRampRate: 1 << 30}
 	full.Ladder = LadderConfig{AllowDelete: true, AllowCgroupKill: true}
 	full.MaxEvictionsPerMinute = 30
 	full.LoopBreaker = LoopBreakerConfig{Enabled: true, TaintKey: "example.com/evicting", TaintHysteresis: 30 * time.Second,

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -76,8 +77,19 @@ type Notifiers struct {
 	Memcg *bool `json:"memcg,omitempty"`
 	// PSI enables pressure-stall-information triggers on /proc/pressure/memory.
 	PSI *bool `json:"psi,omitempty"`
-	// PollInterval is the interval of the fallback poll of the memory signals between sync periods.
+	// PSIWindow is the window of the node-wide memory PSI trigger; it fires when tasks stalled for a
+	// tenth of it. A window that is not a multiple of 2s needs CAP_SYS_RESOURCE (any window before
+	// Linux 6.4).
+	PSIWindow *metav1.Duration `json:"psiWindow,omitempty"`
+	// PollInterval is the shortest interval of the fallback poll of the memory signals between sync
+	// periods: the poll reads at this rate near a threshold.
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+	// PollMaxInterval is the longest interval of the poll, far from every threshold; equal to
+	// PollInterval, the poll reads at a fixed rate.
+	PollMaxInterval *metav1.Duration `json:"pollMaxInterval,omitempty"`
+	// PollRampRate is the fastest fall of available memory, per second, that the poll must not miss:
+	// it reads again after at most margin / PollRampRate (bounded by the two intervals).
+	PollRampRate *resource.Quantity `json:"pollRampRate,omitempty"`
 }
 
 // Eviction configures the escalation ladder.

@@ -16,6 +16,10 @@ const (
 	minSyncPeriod         = time.Second
 	maxSyncPeriod         = 10 * time.Minute
 	minPollInterval       = 10 * time.Millisecond
+	maxPollMaxInterval    = 10 * time.Second
+	minPollRampRate       = 1 << 20
+	minPSIWindow          = 500 * time.Millisecond
+	maxPSIWindow          = 10 * time.Second
 	minAPITimeout         = 100 * time.Millisecond
 	maxAPITimeout         = 30 * time.Second
 	minKubeletRefresh     = time.Second
@@ -58,6 +62,7 @@ func Validate(c *AgentConfiguration, file string) error {
 	poll := c.Notifiers.PollInterval.Duration
 	v.check(poll >= minPollInterval && poll <= sync, "notifiers.pollInterval", poll,
 		fmt.Sprintf("must be between %s and syncPeriod %s", minPollInterval, sync))
+	v.notifiers(c.Notifiers)
 	wait := c.Eviction.PDBFallbackWait.Duration
 	v.check(wait >= 0 && wait <= maxPDBFallbackWait, "eviction.pdbFallbackWait", wait,
 		fmt.Sprintf("must be between 0s and %s (the agent waits for it under hard pressure)", maxPDBFallbackWait))
@@ -93,6 +98,18 @@ func (v *validator) headroom(p Policy, h map[string]string) {
 		_, err := parseHeadroom(k, h[k])
 		v.check(err == nil, field, h[k], configfile.Text(err))
 	}
+}
+
+// notifiers checks the PSI window against the kernel's bounds and the adaptive poll's settings.
+func (v *validator) notifiers(n *Notifiers) {
+	w := n.PSIWindow.Duration
+	v.check(w >= minPSIWindow && w <= maxPSIWindow, "notifiers.psiWindow", w,
+		fmt.Sprintf("must be between %s and %s (the kernel's bounds of a PSI trigger window)", minPSIWindow, maxPSIWindow))
+	v.check(n.PollMaxInterval.Duration >= n.PollInterval.Duration && n.PollMaxInterval.Duration <= maxPollMaxInterval,
+		"notifiers.pollMaxInterval", n.PollMaxInterval.Duration,
+		fmt.Sprintf("must be between notifiers.pollInterval %s and %s", n.PollInterval.Duration, maxPollMaxInterval))
+	v.check(n.PollRampRate.Sign() > 0 && n.PollRampRate.Value() >= minPollRampRate, "notifiers.pollRampRate", n.PollRampRate.String(),
+		"must be at least 1Mi (bytes of available memory per second)")
 }
 
 func (v *validator) loopBreaker(lb *LoopBreaker) {

@@ -70,25 +70,33 @@ the reference is pinned: <repository>@sha256:... (the tag is then ignored). */}}
 {{- if not (has $a.recursiveReadOnly (list "Enabled" "IfPossible" "Disabled")) -}}
 {{- fail (printf "agent.recursiveReadOnly %q: want Enabled, IfPossible or Disabled" $a.recursiveReadOnly) -}}
 {{- end -}}
+{{- if and $a.notifiers.memcg.enabled (or (not $a.notifiers.memcg.podsCgroup) (contains ".." $a.notifiers.memcg.podsCgroup)) -}}
+{{- fail (printf "agent.notifiers.memcg.podsCgroup %q: want the pods cgroup below the memory controller, e.g. kubepods or kubepods.slice" $a.notifiers.memcg.podsCgroup) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The ServiceAccount user names the admission policies match. */}}
 {{- define "pressure.agent.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.agent.fullname" . }}{{- end -}}
 {{- define "pressure.janitor.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.janitor.fullname" . }}{{- end -}}
 
-{{/* The agent's container securityContext: values (non-root), or for the cgroup-kill rung root
-with CAP_KILL (signalling other users' processes needs both: a non-root process gets no effective
-capabilities). */}}
+{{/* The agent's container securityContext: values (non-root, no capability), or root (uid 0) when a
+notifier or the kill rung needs it: the memcg notifier writes cgroup.event_control (root's, mode 0200:
+its owner needs no capability), sub-second PSI windows need CAP_SYS_RESOURCE and the cgroup-kill rung
+CAP_KILL (a non-root process gets no effective capabilities). */}}
 {{- define "pressure.agent.securityContext" -}}
-{{- $sc := deepCopy .Values.agent.securityContext -}}
-{{- if .Values.agent.cgroupKill.enabled -}}
+{{- $a := .Values.agent -}}
+{{- $sc := deepCopy $a.securityContext -}}
+{{- $caps := default dict $sc.capabilities -}}
+{{- $add := default list $caps.add -}}
+{{- if $a.cgroupKill.enabled -}}{{- $add = append $add "KILL" -}}{{- end -}}
+{{- if $a.notifiers.psi.subSecond -}}{{- $add = append $add "SYS_RESOURCE" -}}{{- end -}}
+{{- if or $a.cgroupKill.enabled $a.notifiers.memcg.enabled $a.notifiers.psi.subSecond -}}
 {{- $_ := set $sc "runAsUser" 0 -}}
 {{- $_ := set $sc "runAsGroup" 0 -}}
 {{- $_ := set $sc "runAsNonRoot" false -}}
-{{- $caps := default dict $sc.capabilities -}}
-{{- $add := default list $caps.add -}}
-{{- if not (has "KILL" $add) -}}{{- $add = append $add "KILL" -}}{{- end -}}
-{{- $_ := set $caps "add" $add -}}
+{{- end -}}
+{{- if $add -}}
+{{- $_ := set $caps "add" (uniq $add) -}}
 {{- $_ := set $sc "capabilities" $caps -}}
 {{- end -}}
 {{- toYaml $sc -}}
@@ -106,6 +114,20 @@ agent.podDiskUsage (listing the kubelet's pod directories, mode 0750 root:root).
 {{- $_ := set $sc "supplementalGroups" $groups -}}
 {{- end -}}
 {{- toYaml $sc -}}
+{{- end -}}
+
+{{/* The host files of the memcg notifier (cgroup v1): the cgroup.event_control files of the memory
+root and of the pods cgroup, each bind-mounted writable over its read-only view below /host. */}}
+{{- define "pressure.agent.memcgFiles" -}}
+{{- $a := .Values.agent -}}
+{{- $mem := printf "%s/memory" (trimSuffix "/" $a.hostPaths.cgroup) -}}
+{{- $pods := trimAll "/" $a.notifiers.memcg.podsCgroup -}}
+memcg-root:
+  host: {{ $mem }}/cgroup.event_control
+  mount: /host/sys/fs/cgroup/memory/cgroup.event_control
+memcg-pods:
+  host: {{ $mem }}/{{ $pods }}/cgroup.event_control
+  mount: /host/sys/fs/cgroup/memory/{{ $pods }}/cgroup.event_control
 {{- end -}}
 
 {{/* "true" when the cluster serves MutatingAdmissionPolicy v1 (Kubernetes 1.36+), else "". */}}
