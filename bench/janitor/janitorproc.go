@@ -29,6 +29,9 @@ type janitorSpec struct {
 	name        string // of its config and log files
 	ttl         time.Duration
 	leaderElect bool // with the default lease timings (15 s, 10 s, 2 s)
+	// profiling serves /debug/pprof/ (--profiling) and writes the runtime's GC trace
+	// (GODEBUG=gctrace=1) to the log, for the memory measurement.
+	profiling bool
 }
 
 func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, s janitorSpec) (*janitorProc, error) {
@@ -52,7 +55,12 @@ healthProbeBindAddress: %q
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--config", path, "--kubeconfig", kubeconfig)
+	args := []string{"--config", path, "--kubeconfig", kubeconfig}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	if s.profiling {
+		cmd.Args = append(cmd.Args, "--profiling")
+		cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

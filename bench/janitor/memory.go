@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// memoryResult is one janitor's memory with every pod cached.
+type memoryResult struct {
+	synced             time.Duration
+	heapInUse          int64 // go_memstats_heap_inuse_bytes 5 s after the sync (what runs 1-3 reported)
+	liveHeap, liveUsed int64 // heap in use and heap allocated right after a forced GC
+	peakHeap           int64 // the largest heap any GC cycle saw (gctrace), up to the forced GC
+	gcs                int   // GC cycles up to the forced GC
+	rss, peakRSS       int64
+	profile            string // heap profile written at the forced GC
+}
+
+// measureMemory starts janitor bin with ttl 1h, so it keeps every pod, waits for its cache to sync
+// and the first decisions to settle, then reads its heap, forces a GC (the heap profile of
+// /debug/pprof/heap?gc=1) and reads the live heap, the peak heap of the GC trace and RSS.
+func measureMemory(ctx context.Context, o options, name, bin, kubeconfig, dir string) error {
+	j, err := startJanitorProcess(ctx, bin, kubeconfig, dir, o,
+		janitorSpec{name: "janitor-memory-" + name, ttl: time.Hour, profiling: true})
+	if err != nil {
+		return err
+	}
+	defer j.stop()
+	began := time.Now()
+	if err := j.waitReady(ctx, o.timeout); err != nil {
+		return err
+	}
+	r := memoryResult{synced: time.Since(began), profile: filepath.Join(dir, "heap-"+name+".pb.gz")}
+	time.Sleep(5 * time.Second) // let the first decisions settle
+	if r.heapInUse, _, err = j.memory(); err != nil {
+		return err
+	}
+	if err := j.heapProfile(r.profile); err != nil {
+		return err
+	}
+	if err := r.afterGC(j); err != nil {
+		return err
+	}
+	r.print(name, o.pods)
+	return nil
+}
+
+// afterGC reads the heap right after the forced GC, RSS, and the GC trace so far.
+func (r *memoryResult) afterGC(j *janitorProc) error {
+	samples, err := j.scrape()
+	if err != nil {
+		return err
+	}
+	r.liveHeap, r.liveUsed = int64(samples["go_memstats_heap_inuse_bytes"]), int64(samples["go_memstats_heap_alloc_bytes"])
+	if _, r.rss, err = j.memory(); err != nil {
+		return err
+	}
+	if _, r.peakRSS, err = j.usage(); err != nil {
+		return err
+	}
+	f, err := os.Open(j.logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r.peakHeap, r.gcs, err = peakFromGCTrace(f)
+	return err
+}
+
+func (r memoryResult) print(name string, pods int) {
+	fmt.Printf("janitor %s memory with %d terminal pods cached (ttl 1h): synced in %s; heap in use %d MiB; "+
+		"after a forced GC: heap in use %d MiB, allocated %d MiB; peak heap %d MiB (%d GCs); RSS %d MiB, peak RSS %d MiB; profile %s\n",
+		name, pods, r.synced.Round(time.Millisecond), r.heapInUse>>20, r.liveHeap>>20, r.liveUsed>>20, r.peakHeap>>20, r.gcs,
+		r.rss>>20, r.peakRSS>>20, r.profile)
+}
+
+// heapProfile saves /debug/pprof/heap?gc=1, which runs a full GC first.
+func (j *janitorProc) heapProfile(path string) error {
+	resp, err := http.Get("http://" + j.metrics + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s (a janitor without --profiling?)", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// gcTrace matches the heap sizes of a GODEBUG=gctrace=1 line: "..., 40->42->20 MB, 44 MB goal, ...":
+// the heap at the start of the cycle, at its end, and the live heap it marked (MiB: the runtime
+// shifts by 20).
+var gcTrace = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB, `)
+
+// peakFromGCTrace returns the largest heap of any GC cycle (start or end) and the cycle count.
+func peakFromGCTrace(r io.Reader) (peak int64, cycles int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		m := gcTrace.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		cycles++
+		for _, s := range m[1:3] {
+			if mb, err := strconv.ParseInt(s, 10, 64); err == nil && mb<<20 > peak {
+				peak = mb << 20
+			}
+		}
+	}
+	return peak, cycles, sc.Err()
+}
