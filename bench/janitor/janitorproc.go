@@ -31,7 +31,8 @@ type janitorSpec struct {
 	leaderElect bool // with the default lease timings (15 s, 10 s, 2 s)
 	// profiling serves /debug/pprof/ (--profiling) and writes the runtime's GC trace
 	// (GODEBUG=gctrace=1) to the log, for the memory measurement.
-	profiling bool
+	profiling  bool
+	goMemLimit string // GOMEMLIMIT of the process ("": unset)
 }
 
 func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, s janitorSpec) (*janitorProc, error) {
@@ -60,6 +61,9 @@ healthProbeBindAddress: %q
 	if s.profiling {
 		cmd.Args = append(cmd.Args, "--profiling")
 		cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	}
+	if s.goMemLimit != "" {
+		cmd.Env = append(cmd.Environ(), "GOMEMLIMIT="+s.goMemLimit)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

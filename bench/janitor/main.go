@@ -40,7 +40,7 @@ type options struct {
 	keepDir                                bool
 	rounds                                 int
 	leaderKill                             bool
-	memoryBins                             string
+	memoryBins, memoryLimits               string
 }
 
 func main() {
@@ -58,6 +58,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved backlog rounds, janitor then plain delete client, each on a fresh backlog")
 	flag.BoolVar(&o.leaderKill, "leader-kill", false, "after the stream, two janitor replicas with leader election on a backlog; SIGKILL the leader half-way")
 	flag.StringVar(&o.memoryBins, "memory-bins", "", "memory contender: also measure these janitor binaries (name=path,...; built with --profiling) on the same pods, after the checkout's")
+	flag.StringVar(&o.memoryLimits, "memory-limits", "", "memory contender: also measure each janitor with these GOMEMLIMIT values (comma-separated, e.g. 90MiB)")
 	flag.BoolVar(&o.keepDir, "keep-dir", false, "keep each contender's directory (logs of the control plane and the janitor)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {

@@ -29,8 +29,27 @@ type memoryResult struct {
 // and the first decisions to settle, then reads its heap, forces a GC (the heap profile of
 // /debug/pprof/heap?gc=1) and reads the live heap, the peak heap of the GC trace and RSS.
 func measureMemory(ctx context.Context, o options, name, bin, kubeconfig, dir string) error {
+	limits := []string{""} // without GOMEMLIMIT first, then each of -memory-limits
+	for _, l := range strings.Split(o.memoryLimits, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			limits = append(limits, l)
+		}
+	}
+	for _, limit := range limits {
+		label := name
+		if limit != "" {
+			label = name + "+GOMEMLIMIT=" + limit
+		}
+		if err := measureOne(ctx, o, label, bin, kubeconfig, dir, limit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func measureOne(ctx context.Context, o options, name, bin, kubeconfig, dir, limit string) error {
 	j, err := startJanitorProcess(ctx, bin, kubeconfig, dir, o,
-		janitorSpec{name: "janitor-memory-" + name, ttl: time.Hour, profiling: true})
+		janitorSpec{name: "janitor-memory-" + name, ttl: time.Hour, profiling: true, goMemLimit: limit})
 	if err != nil {
 		return err
 	}
