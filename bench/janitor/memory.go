@@ -20,8 +20,10 @@ type memoryResult struct {
 	heapInUse          int64 // go_memstats_heap_inuse_bytes 5 s after the sync (what runs 1-3 reported)
 	liveHeap, liveUsed int64 // heap in use and heap allocated right after a forced GC
 	peakHeap           int64 // the largest heap any GC cycle saw (gctrace), up to the forced GC
+	marked             int64 // the live heap the forced GC marked (gctrace)
 	gcs                int   // GC cycles up to the forced GC
 	rss, peakRSS       int64
+	rssAnon            int64  // RSS without the mapped binary and files
 	profile            string // heap profile written at the forced GC
 }
 
@@ -83,6 +85,9 @@ func (r *memoryResult) afterGC(j *janitorProc) error {
 	if _, r.rss, err = j.memory(); err != nil {
 		return err
 	}
+	if r.rssAnon, err = j.statusField("RssAnon:"); err != nil {
+		return err
+	}
 	if _, r.peakRSS, err = j.usage(); err != nil {
 		return err
 	}
@@ -91,15 +96,32 @@ func (r *memoryResult) afterGC(j *janitorProc) error {
 		return err
 	}
 	defer f.Close()
-	r.peakHeap, r.gcs, err = peakFromGCTrace(f)
+	t, err := readGCTrace(f)
+	r.peakHeap, r.marked, r.gcs = t.peak, t.forcedLive, t.cycles
 	return err
+}
+
+// statusField reads one kB field of /proc/<pid>/status, in bytes.
+func (j *janitorProc) statusField(name string) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", j.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", name, j.cmd.Process.Pid)
 }
 
 func (r memoryResult) print(name string, pods int) {
 	fmt.Printf("janitor %s memory with %d terminal pods cached (ttl 1h): synced in %s; heap in use %d MiB; "+
-		"after a forced GC: heap in use %d MiB, allocated %d MiB; peak heap %d MiB (%d GCs); RSS %d MiB, peak RSS %d MiB; profile %s\n",
-		name, pods, r.synced.Round(time.Millisecond), r.heapInUse>>20, r.liveHeap>>20, r.liveUsed>>20, r.peakHeap>>20, r.gcs,
-		r.rss>>20, r.peakRSS>>20, r.profile)
+		"forced GC: marked live %d MiB, then heap in use %d MiB, allocated %d MiB; peak heap %d MiB (%d GCs); "+
+		"RSS %d MiB (anonymous %d MiB), peak RSS %d MiB; profile %s\n",
+		name, pods, r.synced.Round(time.Millisecond), r.heapInUse>>20, r.marked>>20, r.liveHeap>>20, r.liveUsed>>20,
+		r.peakHeap>>20, r.gcs, r.rss>>20, r.rssAnon>>20, r.peakRSS>>20, r.profile)
 }
 
 // heapProfile saves /debug/pprof/heap?gc=1, which runs a full GC first.
@@ -128,21 +150,32 @@ func (j *janitorProc) heapProfile(path string) error {
 // shifts by 20).
 var gcTrace = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB, `)
 
-// peakFromGCTrace returns the largest heap of any GC cycle (start or end) and the cycle count.
-func peakFromGCTrace(r io.Reader) (peak int64, cycles int, err error) {
+// gcSummary is what a GC trace says.
+type gcSummary struct {
+	peak       int64 // the largest heap of any cycle, at its start or end
+	forcedLive int64 // the heap the last forced cycle marked live
+	cycles     int
+}
+
+func readGCTrace(r io.Reader) (gcSummary, error) {
+	var s gcSummary
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
-		m := gcTrace.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		line := strings.TrimSpace(sc.Text())
+		m := gcTrace.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		cycles++
-		for _, s := range m[1:3] {
-			if mb, err := strconv.ParseInt(s, 10, 64); err == nil && mb<<20 > peak {
-				peak = mb << 20
-			}
+		s.cycles++
+		var mb [3]int64
+		for i := range mb {
+			mb[i], _ = strconv.ParseInt(m[i+1], 10, 64)
+		}
+		s.peak = max(s.peak, mb[0]<<20, mb[1]<<20)
+		if strings.HasSuffix(line, "(forced)") {
+			s.forcedLive = mb[2] << 20
 		}
 	}
-	return peak, cycles, sc.Err()
+	return s, sc.Err()
 }

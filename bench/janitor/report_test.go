@@ -82,15 +82,15 @@ not json: a line from somewhere else
 	}
 }
 
-func TestPeakFromGCTraceIsTheLargestHeapOfAnyCycle(t *testing.T) {
+func TestGCTracePeakIsTheLargestHeapOfAnyCycleAndLiveIsTheForcedOnes(t *testing.T) {
 	log := strings.Join([]string{
 		`{"time":"2026-12-03T14:00:00Z","level":"INFO","msg":"janitor started"}`,
 		`gc 1 @0.012s 2%: 0.011+0.83+0.003 ms clock, 0.022+0.12/0.71/0.33+0.007 ms cpu, 3->4->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P`,
 		`gc 2 @1.5s 4%: 0.01+12+0.01 ms clock, 0.02+1/10/2+0.02 ms cpu, 90->97->60 MB, 120 MB goal, 0 MB stacks, 0 MB globals, 2 P`,
 		`gc 3 @130s 1%: 0.01+9+0.01 ms clock, 0.02+1/8/2+0.02 ms cpu, 95->95->58 MB, 120 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)`,
 	}, "\n")
-	peak, cycles, err := peakFromGCTrace(strings.NewReader(log))
-	if err != nil || peak != 97<<20 || cycles != 3 {
-		t.Errorf("peakFromGCTrace = %d MiB, %d cycles, %v; want 97 MiB, 3 cycles", peak>>20, cycles, err)
+	got, err := readGCTrace(strings.NewReader(log))
+	if want := (gcSummary{peak: 97 << 20, forcedLive: 58 << 20, cycles: 3}); err != nil || got != want {
+		t.Errorf("readGCTrace = %+v, %v; want %+v", got, err, want)
 	}
 }
