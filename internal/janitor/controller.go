@@ -129,8 +129,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(c.opts.Client, 0,
 		informers.WithNamespace(ns), informers.WithTweakListOptions(tweak), informers.WithTransform(toCached))
 	inf := factory.Core().V1().Pods().Informer()
-	if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err != nil {
-		return fmt.Errorf("janitor: add owner index: %w", err)
+	if c.opts.Policy.KeepPerOwner > 0 { // only groups read the index (about 50 bytes a pod)
+		if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err != nil {
+			return fmt.Errorf("janitor: add owner index: %w", err)
+		}
 	}
 	c.indexer = inf.GetIndexer()
 	if _, err := inf.AddEventHandler(c.handlers()); err != nil {
