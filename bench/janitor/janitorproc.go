@@ -29,6 +29,10 @@ type janitorSpec struct {
 	name        string // of its config and log files
 	ttl         time.Duration
 	leaderElect bool // with the default lease timings (15 s, 10 s, 2 s)
+	// profiling serves /debug/pprof/ (--profiling) and writes the runtime's GC trace
+	// (GODEBUG=gctrace=1) to the log, for the memory measurement.
+	profiling  bool
+	goMemLimit string // GOMEMLIMIT of the process ("": unset)
 }
 
 func startJanitorProcess(ctx context.Context, bin, kubeconfig, dir string, o options, s janitorSpec) (*janitorProc, error) {
@@ -52,7 +56,15 @@ healthProbeBindAddress: %q
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--config", path, "--kubeconfig", kubeconfig)
+	args := []string{"--config", path, "--kubeconfig", kubeconfig}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	if s.profiling {
+		cmd.Args = append(cmd.Args, "--profiling")
+		cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	}
+	if s.goMemLimit != "" {
+		cmd.Env = append(cmd.Environ(), "GOMEMLIMIT="+s.goMemLimit)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -6,7 +6,9 @@
 // Each phase creates -pods evicted pods (bound to a fake Node, status Failed/Evicted with a
 // DisruptionTarget condition, as the kubelet writes them) spread over -namespaces and
 // -replicasets, with -clients concurrent clients. The janitor contender measures:
-//   - memory: heap and RSS of a janitor caching the first backlog (ttl 1h);
+//   - memory: heap and RSS of a janitor caching the first backlog (ttl 1h): 5 s after its cache
+//     synced, then after a forced GC (the live heap), the peak heap from its GC trace, and its
+//     heap profile; with -memory-bins, other janitor binaries on the same pods (a baseline);
 //   - backlog, -rounds times interleaved: a fresh janitor process on a fresh backlog, then the
 //     plain delete client on another; deletions per second of each, their medians and the
 //     janitor/ceiling ratio;
@@ -38,6 +40,7 @@ type options struct {
 	keepDir                                bool
 	rounds                                 int
 	leaderKill                             bool
+	memoryBins, memoryLimits               string
 }
 
 func main() {
@@ -54,6 +57,8 @@ func main() {
 	flag.StringVar(&o.contenders, "contenders", "janitor,podgc", "comma-separated: janitor, podgc, memory (only the memory measurement), leaderkill (only the leader kill)")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved backlog rounds, janitor then plain delete client, each on a fresh backlog")
 	flag.BoolVar(&o.leaderKill, "leader-kill", false, "after the stream, two janitor replicas with leader election on a backlog; SIGKILL the leader half-way")
+	flag.StringVar(&o.memoryBins, "memory-bins", "", "memory contender: also measure these janitor binaries (name=path,...; built with --profiling) on the same pods, after the checkout's")
+	flag.StringVar(&o.memoryLimits, "memory-limits", "", "memory contender: also measure each janitor with these GOMEMLIMIT values (comma-separated, e.g. 90MiB)")
 	flag.BoolVar(&o.keepDir, "keep-dir", false, "keep each contender's directory (logs of the control plane and the janitor)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {

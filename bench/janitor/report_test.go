@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +79,18 @@ not json: a line from somewhere else
 	at := func(s int) time.Time { return time.Date(2026, 12, 3, 7, 0, s, 0, time.UTC) }
 	if !got.started.Equal(at(1)) || !got.firstDel.Equal(at(2)) {
 		t.Errorf("started %v, first DELETE %v; want %v, %v", got.started, got.firstDel, at(1), at(2))
+	}
+}
+
+func TestGCTracePeakIsTheLargestHeapOfAnyCycleAndLiveIsTheForcedOnes(t *testing.T) {
+	log := strings.Join([]string{
+		`{"time":"2026-12-03T14:00:00Z","level":"INFO","msg":"janitor started"}`,
+		`gc 1 @0.012s 2%: 0.011+0.83+0.003 ms clock, 0.022+0.12/0.71/0.33+0.007 ms cpu, 3->4->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P`,
+		`gc 2 @1.5s 4%: 0.01+12+0.01 ms clock, 0.02+1/10/2+0.02 ms cpu, 90->97->60 MB, 120 MB goal, 0 MB stacks, 0 MB globals, 2 P`,
+		`gc 3 @130s 1%: 0.01+9+0.01 ms clock, 0.02+1/8/2+0.02 ms cpu, 95->95->58 MB, 120 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)`,
+	}, "\n")
+	got, err := readGCTrace(strings.NewReader(log))
+	if want := (gcSummary{peak: 97 << 20, forcedLive: 58 << 20, cycles: 3}); err != nil || got != want {
+		t.Errorf("readGCTrace = %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -23,7 +23,7 @@ func benchJanitor(ctx context.Context, o options, w *workload, watch *deleteWatc
 		return err
 	}
 	// Memory: a janitor with a 1 h TTL caches every pod of round 1's backlog and deletes none.
-	if err := measureMemory(ctx, o, bin, cp.Kubeconfig(), dir); err != nil {
+	if err := measureMemory(ctx, o, "checkout", bin, cp.Kubeconfig(), dir); err != nil {
 		return err
 	}
 	rounds := make([]roundResult, 0, o.rounds)
@@ -153,32 +153,5 @@ func streamJanitor(ctx context.Context, o options, w *workload, watch *deleteWat
 	}
 	fmt.Printf("janitor process (stream): %.1f s CPU for %d deletions (%.2f ms per deletion), peak RSS %d MiB\n",
 		cpu.Seconds(), o.pods, float64(cpu.Microseconds())/1000/float64(o.pods), rss>>20)
-	return nil
-}
-
-// measureMemory starts a janitor that keeps every pod (ttl 1h), waits for its cache to sync and
-// reads its heap and RSS.
-func measureMemory(ctx context.Context, o options, bin, kubeconfig, dir string) error {
-	j, err := startJanitorProcess(ctx, bin, kubeconfig, dir, o, janitorSpec{name: "janitor-memory", ttl: time.Hour})
-	if err != nil {
-		return err
-	}
-	defer j.stop()
-	began := time.Now()
-	if err := j.waitReady(ctx, o.timeout); err != nil {
-		return err
-	}
-	synced := time.Since(began)
-	time.Sleep(5 * time.Second) // let the first decisions settle
-	heap, rss, err := j.memory()
-	if err != nil {
-		return err
-	}
-	_, peak, err := j.usage()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("janitor memory with %d terminal pods cached (ttl 1h): synced in %s; heap in use %d MiB, RSS %d MiB, peak RSS %d MiB\n",
-		o.pods, synced.Round(time.Millisecond), heap>>20, rss>>20, peak>>20)
 	return nil
 }

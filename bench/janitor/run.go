@@ -97,13 +97,26 @@ func benchContender(ctx context.Context, o options, bins cluster.Binaries, repo,
 	return benchJanitor(ctx, o, w, watch, cp, repo, dir)
 }
 
-// benchMemory only creates the evicted pods and measures a janitor that caches them all.
+// benchMemory only creates the evicted pods and measures a janitor that caches them all: the one
+// built from the checkout, then each of -memory-bins on the same pods.
 func benchMemory(ctx context.Context, o options, w *workload, cp *cluster.ControlPlane, repo, dir string) error {
 	bin, err := buildAndEvict(ctx, o, w, repo, dir, "m")
 	if err != nil {
 		return err
 	}
-	return measureMemory(ctx, o, bin, cp.Kubeconfig(), dir)
+	if err := measureMemory(ctx, o, "checkout", bin, cp.Kubeconfig(), dir); err != nil {
+		return err
+	}
+	for _, nb := range strings.Split(o.memoryBins, ",") {
+		name, path, ok := strings.Cut(strings.TrimSpace(nb), "=")
+		if !ok {
+			continue
+		}
+		if err := measureMemory(ctx, o, name, path, cp.Kubeconfig(), dir); err != nil {
+			fmt.Printf("janitor %s memory: %v\n", name, err) // the others still count
+		}
+	}
+	return nil
 }
 
 func buildJanitor(ctx context.Context, repo, dir string) (string, error) {

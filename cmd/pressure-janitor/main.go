@@ -33,6 +33,7 @@ func run(args []string) error {
 	o.AddFlags(fs)
 	var lf logging.Flags
 	lf.AddFlags(fs)
+	profiling := fs.Bool("profiling", false, "serve Go's /debug/pprof/ on the metrics address (memory and CPU profiles)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -53,5 +54,5 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log})
+	return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log, Profiling: *profiling})
 }

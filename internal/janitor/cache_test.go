@@ -7,38 +7,61 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 func TestCachedPodKeepsWhatSelectAndTheEvidenceRead(t *testing.T) {
-	pod := evictedPod("shop", "web-1", t0, ownedBy("ReplicaSet", "web-7d9"), withLabels("app", "web"),
-		annotated(AnnotationPreserve, "true"), func(p *v1.Pod) {
-			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "side", Resources: v1.ResourceRequirements{
-				Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}}})
+	sidecar := func(p *v1.Pod) {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "side", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}}})
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{name: "evicted pod of a ReplicaSet with a preserve annotation and two containers",
+			pod: evictedPod("shop", "web-1", t0, ownedBy("ReplicaSet", "web-7d9"), withLabels("app", "web"),
+				annotated(AnnotationPreserve, "true"), sidecar)},
+		{name: "bare pod without any eviction time", pod: evictedPod("default", "lone", t0, noCondition())},
+		{name: "terminating pod with finalizers and a first-seen annotation",
+			pod: evictedPod("shop", "web-2", t0, noCondition(), annotated(AnnotationTerminalSince, t0.Format(time.RFC3339)),
+				func(p *v1.Pod) {
+					p.DeletionTimestamp, p.Finalizers = ptr.To(metaTime(t0)), []string{"example.com/hold"}
+					p.Status.Message = "message with\x00a NUL and a / slash"
+				})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, err := toCached(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := obj.(*cachedPod)
+			want := FromPod(tc.pod)
+			want.Labels = nil // the label selector is applied by the API server
+			if diff := cmp.Diff(cp.podInfo(), want, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cached pod (-got +want):\n%s", diff)
+			}
+			again, err := toCached(cp)
+			if err != nil || again != obj {
+				t.Errorf("toCached(cached) = %p, %v; want the same object", again, err)
+			}
+			key, err := cache.MetaNamespaceKeyFunc(cp)
+			if wantKey := tc.pod.Namespace + "/" + tc.pod.Name; err != nil || key != wantKey {
+				t.Errorf("key of the cached pod = %q, %v; want %s", key, err, wantKey)
+			}
+			var wantIndex []string
+			if want.Owner.UID != "" {
+				wantIndex = []string{want.Owner.UID}
+			}
+			if got, _ := ownerIndexFunc(cp); !cmp.Equal(got, wantIndex) {
+				t.Errorf("owner index = %q; want %q", got, wantIndex)
+			}
 		})
-	obj, err := toCached(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp := obj.(*cachedPod)
-	want := FromPod(pod)
-	want.Labels = nil // the label selector is applied by the API server
-	if diff := cmp.Diff(cp.podInfo(), want); diff != "" {
-		t.Errorf("cached pod (-got +want):\n%s", diff)
-	}
-	again, err := toCached(cp)
-	if err != nil || again != obj {
-		t.Errorf("toCached(cached) = %p, %v; want the same object", again, err)
-	}
-	key, err := cache.MetaNamespaceKeyFunc(cp)
-	if err != nil || key != "shop/web-1" {
-		t.Errorf("key of the cached pod = %q, %v; want shop/web-1", key, err)
-	}
-	if got, _ := ownerIndexFunc(cp); !cmp.Equal(got, []string{"uid-ReplicaSet-web-7d9"}) {
-		t.Errorf("owner index = %q", got)
 	}
 }
 

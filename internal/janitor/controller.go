@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,10 +42,10 @@ type ControllerOptions struct {
 
 // Controller is the shell around Select: informer → work queue → decision → delete → evidence.
 //
-// Work items are strings: "g/<ns>/<owner UID>" decides a group (the pods of one controller owner
-// when keep-per-owner applies), "p/<ns>/<name>" decides one pod, and "d/<ns>/<name>/<uid>/<rv>"
-// deletes exactly that version of a pod. Decisions enqueue deletions at once and re-enqueue
-// themselves with AddAfter at the next TTL expiry.
+// Work items are strings: "<ns>/<name>" (the cache key, which shares the cached pod's memory)
+// decides one pod, "/g/<ns>/<owner UID>" decides a group (the pods of one controller owner when
+// keep-per-owner applies), and "/d/<ns>/<name>/<uid>/<rv>" deletes exactly that version of a pod.
+// Decisions enqueue deletions at once and bring themselves back at the next TTL expiry (wakeups).
 type Controller struct {
 	opts     ControllerOptions
 	listed   Policy // what the API server filters for us (namespaces, label selector)
@@ -53,6 +54,7 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	indexer  cache.Indexer
 	evidence *aggregator
+	wakeups  *wakeups
 	synced   atomic.Bool
 
 	mu        sync.Mutex
@@ -122,12 +124,15 @@ func (c *Controller) Run(ctx context.Context) error {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: c.opts.Clock})
 	defer c.queue.ShutDown()
+	c.wakeups = newWakeups(c.opts.Clock, c.queue.Add)
 	ns, tweak := c.listOptions()
 	factory := informers.NewSharedInformerFactoryWithOptions(c.opts.Client, 0,
 		informers.WithNamespace(ns), informers.WithTweakListOptions(tweak), informers.WithTransform(toCached))
 	inf := factory.Core().V1().Pods().Informer()
-	if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err != nil {
-		return fmt.Errorf("janitor: add owner index: %w", err)
+	if c.opts.Policy.KeepPerOwner > 0 { // only groups read the index (about 50 bytes a pod)
+		if err := inf.AddIndexers(cache.Indexers{ownerIndex: ownerIndexFunc}); err != nil {
+			return fmt.Errorf("janitor: add owner index: %w", err)
+		}
 	}
 	c.indexer = inf.GetIndexer()
 	if _, err := inf.AddEventHandler(c.handlers()); err != nil {
@@ -142,6 +147,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.synced.Store(false)
 	var wg sync.WaitGroup
 	wg.Go(func() { c.evidence.run(ctx) })
+	wg.Go(func() { c.wakeups.run(ctx) })
 	for range c.opts.Workers {
 		wg.Go(func() {
 			for c.processNext(ctx) {
@@ -163,9 +169,9 @@ func (c *Controller) handlers() cache.ResourceEventHandlerFuncs {
 			if !ok {
 				return
 			}
-			c.forget(p.info.UID)
-			if c.grouped(&p.info) { // a kept pod may have gone: the next newest is kept now
-				c.queue.Add(groupKey(&p.info))
+			c.forget(p.uid())
+			if info := p.info(); c.grouped(&info) { // a kept pod may have gone: the next newest is kept now
+				c.queue.Add(groupKey(&info))
 			}
 		},
 	}
@@ -176,11 +182,12 @@ func (c *Controller) enqueue(obj any) {
 	if !ok {
 		return
 	}
-	if c.grouped(&p.info) {
-		c.queue.Add(groupKey(&p.info))
+	info := p.info()
+	if c.grouped(&info) {
+		c.queue.Add(groupKey(&info))
 		return
 	}
-	c.queue.Add(podKey(p.info.Namespace, p.info.Name))
+	c.queue.Add(p.key())
 }
 
 // grouped: keep-per-owner decides among the pods of the owner, so they are decided together.
@@ -210,8 +217,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	c.opts.Metrics.passes.Inc()
 	var err error
-	switch key[0] {
-	case 'd':
+	switch {
+	case strings.HasPrefix(key, deletePrefix):
 		err = c.deleteItem(ctx, key)
 	default:
 		err = c.decide(ctx, key)
@@ -252,9 +259,10 @@ func (c *Controller) census() Census {
 		if !ok {
 			continue
 		}
-		item := podKey(cp.info.Namespace, cp.info.Name)
-		if c.grouped(&cp.info) {
-			if item = groupKey(&cp.info); seen[item] {
+		info := cp.info()
+		item := cp.key()
+		if c.grouped(&info) {
+			if item = groupKey(&info); seen[item] {
 				continue
 			}
 			seen[item] = true

@@ -25,6 +25,7 @@ type Options struct {
 	Registry   *prometheus.Registry // nil: a new registry with the Go and process collectors
 	Logger     *slog.Logger         // nil: JSON on stderr
 	Identity   string               // leader election identity; "": hostname and a random suffix
+	Profiling  bool                 // serve net/http/pprof under /debug/pprof/ on the metrics address
 	// OnController, if set, is called with each Controller this replica starts (one per term as
 	// leader); tests use it to wait for readiness.
 	OnController func(*Controller)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unique"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,27 +16,35 @@ import (
 	"github.com/kube-pressure/pressure/internal/owner"
 )
 
-func groupKey(p *PodInfo) string           { return "g/" + p.Namespace + "/" + p.Owner.UID }
-func podKey(namespace, name string) string { return "p/" + namespace + "/" + name }
+// Work item prefixes; a pod's item is its cache key, and namespaces never begin with "/".
+const (
+	groupPrefix  = "/g/"
+	deletePrefix = "/d/"
+)
+
+// groupKey is interned: many pods of an owner wait for the same item.
+func groupKey(p *PodInfo) string {
+	return unique.Make(groupPrefix + p.Namespace + "/" + p.Owner.UID).Value()
+}
+
 func deleteKey(p *PodInfo) string {
-	return "d/" + p.Namespace + "/" + p.Name + "/" + p.UID + "/" + p.ResourceVersion
+	return deletePrefix + p.Namespace + "/" + p.Name + "/" + p.UID + "/" + p.ResourceVersion
 }
 
 // members returns the cached pods a decision key covers, without the ones already handled.
 func (c *Controller) members(key string) ([]PodInfo, error) {
-	parts := strings.SplitN(key, "/", 3)
-	if len(parts) != 3 {
-		return nil, fmt.Errorf("janitor: bad work item %q", key)
-	}
 	var objs []any
-	switch parts[0] {
-	case "g":
+	if ownerKey, ok := strings.CutPrefix(key, groupPrefix); ok {
+		_, uid, ok := strings.Cut(ownerKey, "/")
+		if !ok {
+			return nil, fmt.Errorf("janitor: bad work item %q", key)
+		}
 		var err error
-		if objs, err = c.indexer.ByIndex(ownerIndex, parts[2]); err != nil {
+		if objs, err = c.indexer.ByIndex(ownerIndex, uid); err != nil {
 			return nil, err
 		}
-	case "p":
-		obj, ok, err := c.indexer.GetByKey(parts[1] + "/" + parts[2])
+	} else {
+		obj, ok, err := c.indexer.GetByKey(key)
 		if err != nil {
 			return nil, err
 		}
@@ -51,10 +60,10 @@ func (c *Controller) members(key string) ([]PodInfo, error) {
 		if !ok {
 			continue
 		}
-		if _, done := c.handled[cp.info.UID]; done {
+		if _, done := c.handled[cp.uid()]; done {
 			continue
 		}
-		info := cp.info
+		info := cp.info()
 		if t, ok := c.firstSeen[info.UID]; ok && info.Source == FromNone {
 			info.EvictedAt, info.Source = t, FromFirstSeen
 		}
@@ -79,7 +88,7 @@ func (c *Controller) decide(ctx context.Context, key string) error {
 		}
 	}
 	if next, ok := NextDue(actions); ok {
-		c.queue.AddAfter(key, next.Sub(now))
+		c.wakeups.at(key, next)
 	}
 	if failed {
 		return errors.New("janitor: record first-seen time")
@@ -89,16 +98,16 @@ func (c *Controller) decide(ctx context.Context, key string) error {
 
 // deleteItem deletes the version of the pod a decision selected, if it is still the cached one.
 func (c *Controller) deleteItem(ctx context.Context, key string) error {
-	parts := strings.Split(key, "/")
-	if len(parts) != 5 {
+	parts := strings.Split(strings.TrimPrefix(key, deletePrefix), "/")
+	if len(parts) != 4 {
 		return nil
 	}
-	obj, ok, err := c.indexer.GetByKey(parts[1] + "/" + parts[2])
+	obj, ok, err := c.indexer.GetByKey(parts[0] + "/" + parts[1])
 	if err != nil || !ok {
 		return err // gone: nothing to do
 	}
 	cp, ok := obj.(*cachedPod)
-	if !ok || cp.info.UID != parts[3] || cp.info.ResourceVersion != parts[4] || c.isHandled(cp.info.UID) {
+	if !ok || cp.uid() != parts[2] || cp.resourceVersion() != parts[3] || c.isHandled(parts[2]) {
 		return nil // a newer version has its own decision
 	}
 	p := cp.podInfo()
