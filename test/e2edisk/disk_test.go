@@ -89,10 +89,28 @@ func namespace(ctx context.Context, t *testing.T, e *env, name string) string {
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = e.client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { deleteNamespace(t, e, name) })
 	return name
+}
+
+// deleteNamespace deletes the namespace and waits (up to 2 minutes) until it is gone, so that its pods'
+// volumes and logs are off nodefs before the next test measures it.
+func deleteNamespace(t *testing.T, e *env, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_ = e.client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	for {
+		_, err := e.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Logf("namespace %s still there after 2m (the next test may see its pods' disk usage): %v", name, err)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // podState is "running", "terminating", "gone", or the phase and reason of a pod that ended.

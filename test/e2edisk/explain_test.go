@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,8 @@ func TestExplainOnTheNodePredictsTheVictimTheAgentEvicts(t *testing.T) {
 		}
 	}
 	waitState(ctx, t, e, ns, "running", "small-a", "small-b")
-	time.Sleep(2 * time.Second) // the neighbours' 16 MiB are written
+	time.Sleep(2 * time.Second)           // the neighbours' 16 MiB are written
+	waitSettled(ctx, t, e, math.MaxInt64) // nothing else (an earlier test's cleanup) still moves nodefs
 	avail0, capacity := nodefs(t, e)
 	agentAt, kubeletAt := capacity*15/100, capacity*10/100
 	fill := avail0 - capacity*125/1000
