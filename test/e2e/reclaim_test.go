@@ -165,7 +165,12 @@ func TestReclaimAwareCacheOnly(t *testing.T) {
 			t.Logf("file %dMi: %s; %s", size/mib, o, s)
 			low := s.lowest()
 			switch {
-			case tc.evicts && (len(o.agentEvicted)+len(o.kubeletEvicted) != 1):
+			case tc.agent == nil && (len(o.agentEvicted) != 0 || len(o.kubeletEvicted) == 0):
+				// The kubelet ranks by its Summary's pod stats, which may not hold the new reader's usage
+				// yet: it has evicted the quiet pod first and then the reader (docs/benchmarks.md). The
+				// baseline records whom it took; what it must show is that the cache alone made it evict.
+				t.Errorf("evictions: %s; want the kubelet to evict (the cache's working set crossed its threshold)", o)
+			case tc.agent != nil && tc.evicts && (len(o.agentEvicted)+len(o.kubeletEvicted) != 1):
 				t.Errorf("evictions: %s; want exactly one (the reader)", o)
 			case !tc.evicts && (len(o.agentEvicted)+len(o.kubeletEvicted) != 0):
 				t.Errorf("evictions: %s; want none: the memory is clean page cache", o)
