@@ -14,15 +14,24 @@ import (
 
 // contender is one way of watching the node.
 type contender struct {
-	name  string // A, C
+	name  string // A, A0, C
 	label string
 	agent bool // the chart-installed agent runs on the node
+	// steadyOnly contenders are measured at steady state only (no ramps).
+	steadyOnly bool
+	// values are the chart values of this contender's agent (helm upgrade --reuse-values before its pod
+	// starts); the A contender sets the default explicitly.
+	values []string
 }
 
 func contenderByName(s string) (contender, bool) {
 	switch s {
 	case "A":
-		return contender{name: "A", label: "pressure-agent installed by the chart (defaults)", agent: true}, true
+		return contender{name: "A", label: "pressure-agent installed by the chart (defaults)", agent: true,
+			values: []string{"agent.config.podStatsMaxAge=1m"}}, true
+	case "A0":
+		return contender{name: "A0", label: "the same with agent.config.podStatsMaxAge=0s (every pod's cgroups read on every sync, as before)",
+			agent: true, steadyOnly: true, values: []string{"agent.config.podStatsMaxAge=0s"}}, true
 	case "C":
 		return contender{name: "C", label: "kubelet alone (agent pod not on the node)"}, true
 	}

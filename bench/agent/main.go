@@ -25,7 +25,9 @@ type options struct {
 	contenders []contender
 	steadyPods int
 	steadyFor  time.Duration
-	out        string
+	// steadyRounds interleaves the agent contenders' steady measurements: A, A0, A, A0, ...
+	steadyRounds int
+	out          string
 }
 
 func main() {
@@ -33,9 +35,10 @@ func main() {
 	var rates, contenders string
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
 	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
-	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (defaults); C: kubelet alone (agent pod off the node)")
+	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (defaults); A0: the same reading every pod's stats on every sync (steady state only); C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
 	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
+	flag.IntVar(&o.steadyRounds, "steady-rounds", 1, "steady-state rounds, each measuring every agent contender once, interleaved")
 	flag.StringVar(&o.out, "out", "bench/agent/last-run.md", "also write the report here (\"\": stdout only)")
 	flag.Parse()
 	o.rates = strings.Split(rates, ",")
@@ -47,7 +50,7 @@ func main() {
 	for _, c := range strings.Split(contenders, ",") {
 		ct, ok := contenderByName(c)
 		if !ok {
-			fatal(fmt.Errorf("-contenders: unknown %q (A or C)", c))
+			fatal(fmt.Errorf("-contenders: unknown %q (A, A0 or C)", c))
 		}
 		o.contenders = append(o.contenders, ct)
 	}

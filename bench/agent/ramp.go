@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,15 +32,26 @@ type runResult struct {
 	// the host-process runs (docs/benchmarks.md, history); it misses the stress container's overhead.
 	logCrossTime time.Time
 	evictTime    time.Time // the agent's evict log line for the stress pod (zero: none)
-	metricLat    string    // the agent's own detection latency (histogram sum/count)
-	victims      []string  // pods the agent evicted
-	trendKill    bool      // the agent's trend rung SIGKILLed the pod
-	kernelOOM    []string  // new "Killed process" kernel lines
-	oomKilled    []string  // containers terminated OOMKilled
-	kubelet      []string  // pods the kubelet evicted
-	endTime      time.Time // the stress pod seen gone or terminated
-	allocs       int
-	err          error
+	// apiReceived and apiAnswered are the stress pod's first eviction request as the API server's audit
+	// log saw it arrive and answered it (zero: no request).
+	apiReceived, apiAnswered time.Time
+	metricLat                string    // the agent's own detection latency (histogram sum/count)
+	victims                  []string  // pods the agent evicted
+	trendKill                bool      // the agent's trend rung SIGKILLed the pod
+	kernelOOM                []string  // new "Killed process" kernel lines
+	oomKilled                []string  // containers terminated OOMKilled
+	kubelet                  []string  // pods the kubelet evicted
+	endTime                  time.Time // the stress pod seen gone or terminated
+	allocs                   int
+	err                      error
+}
+
+// received is crossing → the API server received the eviction request (its audit log).
+func (r runResult) received() (time.Duration, bool) {
+	if r.crossTime.IsZero() || r.apiReceived.IsZero() {
+		return 0, false
+	}
+	return r.apiReceived.Sub(r.crossTime), true
 }
 
 func (r runResult) latency() (time.Duration, bool) {
@@ -58,6 +70,9 @@ func (b *bench) ramps(ctx context.Context, o options, rep *report) error {
 	}
 	for i := 1; i <= o.runs; i++ {
 		for _, c := range o.contenders {
+			if c.steadyOnly {
+				continue
+			}
 			if err := b.place(ctx, c); err != nil {
 				return err
 			}
@@ -128,6 +143,11 @@ func (b *bench) ramp(ctx context.Context, c contender, rate string, i int) (r ru
 	r.crossTime = cross.stop()
 	if c.agent {
 		r.err = b.readAgent(ctx, &r, m0, ns+"/"+name, start)
+	}
+	if evs, err := readAudit(b.auditLog); err != nil {
+		r.err = errors.Join(r.err, err)
+	} else if e, ok := evs[ns+"/"+name]; ok {
+		r.apiReceived, r.apiAnswered = e.received, e.completed
 	}
 	if r.kernelOOM, err = kernelOOMSince(mark); err != nil {
 		r.err = err

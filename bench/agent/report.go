@@ -36,8 +36,15 @@ func (r runResult) line() string {
 	if !r.crossTime.IsZero() && !r.logCrossTime.IsZero() {
 		logCross = ms(r.logCrossTime.Sub(r.crossTime))
 	}
-	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s (stress log there %s after the sampled crossing), achieved %.0f MiB/s (%d allocs), crossing→evict request %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
-		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), logCross, r.achieved/(1<<20), r.allocs, lat, orDash(r.metricLat), end,
+	recv, answered := "-", "-"
+	if d, ok := r.received(); ok {
+		recv = ms(d)
+		if !r.apiAnswered.IsZero() {
+			answered = ms(r.apiAnswered.Sub(r.apiReceived))
+		}
+	}
+	s := fmt.Sprintf("%s %s #%d: baseline %s, cross at stress %s (stress log there %s after the sampled crossing), achieved %.0f MiB/s (%d allocs), crossing→API server received the eviction %s (answered %s later), crossing→evict logged %s (agent metric %s), crossing→stress pod gone/terminated %s, agent victims %v, trend kill %v, kernel OOM kills %d, OOMKilled %v, kubelet evicted %v",
+		r.c.name, r.rate, r.idx, mib(r.baseline), mib(r.crossAt), logCross, r.achieved/(1<<20), r.allocs, recv, answered, lat, orDash(r.metricLat), end,
 		r.victims, r.trendKill, len(r.kernelOOM), r.oomKilled, r.kubelet)
 	if r.err != nil {
 		s += fmt.Sprintf(" ERROR: %v", r.err)
@@ -59,19 +66,20 @@ func (rep *report) markdown() string {
 		rep.finished.Format("15:04:05"), host, runtime.NumCPU(), runtime.Version(), loadavg())
 	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent: chart deploy/helm/pressure, release %s, defaults and --set %s; its threshold %s + %s headroom\n\n",
 		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, release, strings.Join(rep.values, " --set "), kubeletThreshold, agentHeadroom)
-	b.WriteString("| rate (asked → achieved) | contender | runs | agent evicted the stress pod | crossing → eviction request p50 / p99 (= max) | agent's own metric, median | crossing → stress pod gone or terminated p50 / max | trend kills | kernel OOM kills (runs) | OOMKilled containers | kubelet evictions | other pods evicted by the agent |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| rate (asked → achieved) | contender | runs | agent evicted the stress pod | crossing → eviction request received by the API server (audit log) p50 / p99 | crossing → eviction answered (agent's log) p50 / p99 | agent's own metric, median | crossing → stress pod gone or terminated p50 / max | trend kills | kernel OOM kills (runs) | OOMKilled containers | kubelet evictions | other pods evicted by the agent |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range rep.opts.rates {
 		for _, c := range rep.opts.contenders {
 			b.WriteString(rep.row(rate, c))
 		}
 	}
 	if len(rep.steady) > 0 {
-		b.WriteString("\n| contender | pods on the node | window | CPU (utime+stime) | CPU % of one core | RSS avg / max | VmHWM |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("\n| round | contender | pods on the node | window | CPU (utime+stime) | CPU % of one core | RSS avg / max | VmHWM |\n|---|---|---|---|---|---|---|---|\n")
 		for _, s := range rep.steady {
-			fmt.Fprintf(&b, "| %s: %s | %d (+%d neighbours) | %s | %s | %.2f %% | %s / %s | %s |\n", s.c.name, s.c.label, s.pods, len(neighbours), s.window,
+			fmt.Fprintf(&b, "| %d | %s: %s | %d (+%d neighbours) | %s | %s | %.2f %% | %s / %s | %s |\n", s.round, s.c.name, s.c.label, s.pods, len(neighbours), s.window,
 				s.cpu, 100*s.cpu.Seconds()/s.window.Seconds(), mib(s.rssAvg), mib(s.rssMax), mib(s.hwm))
 		}
+		b.WriteString(steadyMedians(rep.steady))
 	}
 	b.WriteString("\nCPU from utime+stime of the agent's process (its host PID from its container's cgroup.procs), RSS sampled every second from /proc/<pid>/status.\n")
 	b.WriteString("\nRuns (in order):\n\n```\n")
@@ -93,7 +101,7 @@ func (rep *report) row(rate string, c contender) string {
 			rs = append(rs, r)
 		}
 	}
-	var lats, ends []time.Duration
+	var lats, recvs, ends []time.Duration
 	var metrics []string
 	var achieved float64
 	evicted, trend, ooms, oomRuns, oomKilled, kubelet := 0, 0, 0, 0, 0, 0
@@ -102,6 +110,9 @@ func (rep *report) row(rate string, c contender) string {
 		achieved += r.achieved / float64(len(rs))
 		if d, ok := r.latency(); ok {
 			lats = append(lats, d)
+		}
+		if d, ok := r.received(); ok && r.c.agent {
+			recvs = append(recvs, d)
 		}
 		if !r.crossTime.IsZero() && !r.endTime.IsZero() {
 			ends = append(ends, r.endTime.Sub(r.crossTime))
@@ -131,9 +142,12 @@ func (rep *report) row(rate string, c contender) string {
 		kubelet += len(r.kubelet)
 	}
 	q := bytesOf(rate)
-	latCol, endCol := "–", "–"
+	latCol, recvCol, endCol := "–", "–", "–"
 	if len(lats) > 0 {
 		latCol = fmt.Sprintf("%s / %s (n=%d)", ms(percentile(lats, 50)), ms(percentile(lats, 99)), len(lats))
+	}
+	if len(recvs) > 0 {
+		recvCol = fmt.Sprintf("%s / %s (n=%d)", ms(percentile(recvs, 50)), ms(percentile(recvs, 99)), len(recvs))
 	}
 	if len(ends) > 0 {
 		endCol = fmt.Sprintf("%s / %s", ms(percentile(ends, 50)), ms(percentile(ends, 100)))
@@ -151,8 +165,8 @@ func (rep *report) row(rate string, c contender) string {
 		others = append(others, k)
 	}
 	sortStrings(others)
-	return fmt.Sprintf("| %d MiB/s → %.0f MiB/s | %s: %s | %d | %s | %s | %s | %s | %s | %d (%d) | %d | %d | %s |\n",
-		q>>20, achieved/(1<<20), c.name, c.label, len(rs), evCol, latCol, metricCol, endCol, trendCol, ooms, oomRuns, oomKilled, kubelet, orDash(strings.Join(others, ", ")))
+	return fmt.Sprintf("| %d MiB/s → %.0f MiB/s | %s: %s | %d | %s | %s | %s | %s | %s | %s | %d (%d) | %d | %d | %s |\n",
+		q>>20, achieved/(1<<20), c.name, c.label, len(rs), evCol, recvCol, latCol, metricCol, endCol, trendCol, ooms, oomRuns, oomKilled, kubelet, orDash(strings.Join(others, ", ")))
 }
 
 // medianString returns the median of "<n> ms" strings (others are ignored).

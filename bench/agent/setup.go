@@ -41,6 +41,9 @@ type bench struct {
 	agent *chartinstall.Agent
 	// values are the chart values set beside the defaults.
 	values []string
+	helm   chartinstall.Helm
+	// auditLog is the API server's audit log of eviction requests (audit.go).
+	auditLog string
 	// crossingAvail is the agent's allocatableMemory.available threshold in bytes.
 	crossingAvail int64
 }
@@ -101,7 +104,12 @@ func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 		return err
 	}
 	logf("images and helm ready in %s", time.Since(t0).Round(time.Millisecond))
-	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: b.dir})
+	audit, auditLog, err := auditArgs(b.dir)
+	if err != nil {
+		return err
+	}
+	b.auditLog = auditLog
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: b.dir, ExtraAPIServerArgs: audit})
 	if err != nil {
 		return err
 	}
@@ -126,8 +134,8 @@ func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 // install installs the chart with its defaults and what the node needs (chartinstall.NodeValues),
 // janitor off, and waits for the agent pod.
 func (b *bench) install(ctx context.Context, h chartinstall.Helm) error {
-	rel := chartinstall.Release{Helm: h, Chart: chartinstall.ChartDir(b.repo), Name: release, Namespace: releaseNS,
-		Kubeconfig: b.cp.Kubeconfig()}
+	b.helm = h
+	rel := b.release()
 	values := append(chartinstall.NodeValues(b.node, imageTag), "janitor.enabled=false")
 	b.values = values
 	t0 := time.Now()
@@ -141,6 +149,12 @@ func (b *bench) install(ctx context.Context, h chartinstall.Helm) error {
 	logf("chart installed (--set %s), agent pod %s Ready %s after helm install started", strings.Join(values, " --set "),
 		a.Pod.Name, time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// release is the chart's release on the bench cluster.
+func (b *bench) release() chartinstall.Release {
+	return chartinstall.Release{Helm: b.helm, Chart: chartinstall.ChartDir(b.repo), Name: release, Namespace: releaseNS,
+		Kubeconfig: b.cp.Kubeconfig()}
 }
 
 // kubeletConfig is the node of e2e scenario 1 except the kubelet's memcg notifier.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 // steadyResult is the agent's cost over the window with the sleeping pods on the node.
 type steadyResult struct {
 	c       contender
+	round   int
 	pods    int
 	window  time.Duration
 	cpu     time.Duration // utime+stime over the window
@@ -60,25 +62,33 @@ func (b *bench) steady(ctx context.Context, o options, rep *report) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range o.contenders {
-		if !c.agent {
-			continue
+	for round := 1; round <= max(o.steadyRounds, 1); round++ {
+		for _, c := range o.contenders {
+			if !c.agent {
+				continue
+			}
+			r, err := b.measureSteady(ctx, c, o)
+			if err != nil {
+				return err
+			}
+			r.round = round
+			rep.steady = append(rep.steady, r)
+			logf("steady round %d %s: %d pods, CPU %s in %s, RSS avg %d MiB max %d MiB", round, c.name, r.pods, r.cpu, r.window, r.rssAvg>>20, r.rssMax>>20)
 		}
-		r, err := b.measureSteady(ctx, c, o)
-		if err != nil {
-			return err
-		}
-		rep.steady = append(rep.steady, r)
-		logf("steady %s: %d pods, CPU %s in %s, RSS avg %d MiB max %d MiB", c.name, r.pods, r.cpu, r.window, r.rssAvg>>20, r.rssMax>>20)
 	}
 	return nil
 }
 
 func (b *bench) measureSteady(ctx context.Context, c contender, o options) (steadyResult, error) {
 	r := steadyResult{c: c, pods: o.steadyPods, window: o.steadyFor}
-	// A new agent pod, started with the sleeping pods already on the node.
+	// A new agent pod with the contender's values, started with the sleeping pods already on the node.
 	if err := b.agentOff(ctx); err != nil {
 		return r, err
+	}
+	if len(c.values) > 0 {
+		if out, err := b.release().Upgrade(ctx, c.values...); err != nil {
+			return r, fmt.Errorf("%w: %s", err, out)
+		}
 	}
 	a, err := b.agentOn(ctx)
 	if err != nil {
@@ -173,4 +183,34 @@ func memStatus(pid int) (rss, hwm int64, err error) {
 		}
 	}
 	return rss, hwm, nil
+}
+
+// steadyMedians is a line per agent contender: the median CPU % over its rounds, and its ratio to A's.
+func steadyMedians(rs []steadyResult) string {
+	by := map[string][]float64{}
+	var names []string
+	for _, r := range rs {
+		if _, ok := by[r.c.name]; !ok {
+			names = append(names, r.c.name)
+		}
+		by[r.c.name] = append(by[r.c.name], 100*r.cpu.Seconds()/r.window.Seconds())
+	}
+	med := func(v []float64) float64 {
+		s := append([]float64(nil), v...)
+		sort.Float64s(s)
+		if len(s)%2 == 1 {
+			return s[len(s)/2]
+		}
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	var b strings.Builder
+	b.WriteString("\nMedian CPU % of one core over the rounds:")
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s %.2f %% (%d rounds)", n, med(by[n]), len(by[n]))
+		if a, ok := by["A"]; ok && n != "A" && med(by[n]) > 0 {
+			fmt.Fprintf(&b, ", A/%s = %.2f", n, med(a)/med(by[n]))
+		}
+		b.WriteString(";")
+	}
+	return b.String() + "\n"
 }

@@ -22,6 +22,9 @@ type Settings struct {
 	Node string
 	// SyncPeriod is the periodic full sync (default 10s).
 	SyncPeriod time.Duration
+	// PodStatsMaxAge is how old the pods' stats may be on a sync far from every threshold
+	// (policy.State.PodStatsDue); 0 reads them on every sync, as the kubelet does.
+	PodStatsMaxAge time.Duration
 	policy.Config
 }
 
@@ -30,12 +33,14 @@ type Settings struct {
 func DefaultSettings(node string) Settings {
 	c := policy.DefaultConfig()
 	c.KillLead = policy.DefaultKillLead
-	return Settings{Node: node, SyncPeriod: 10 * time.Second, Config: c}
+	return Settings{Node: node, SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute, Config: c}
 }
 
-// nodeReader reads the node (source.Node).
+// nodeReader reads the node (source.Node): its own signals first, then, when a decision could use them,
+// every pod's stats.
 type nodeReader interface {
-	Snapshot(now time.Time) (signal.Snapshot, error)
+	ReadNode(now time.Time) (signal.Snapshot, error)
+	ReadPods(s *signal.Snapshot, now time.Time) error
 }
 
 // podLister lists the pods bound to the node (an informer's lister).
@@ -119,6 +124,10 @@ type loopState struct {
 	started  bool
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
 	unlisted map[string]bool
+	// pods are the pods' stats as last read, at podsAt (zero: never); watch the last plan's thresholds.
+	pods   map[string]signal.PodStats
+	podsAt time.Time
+	watch  []policy.Watch
 }
 
 func (a *Agent) init() {

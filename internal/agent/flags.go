@@ -75,7 +75,7 @@ func FromConfig(c *agentcfg.Config) Config {
 	out := DefaultConfig(c.NodeName)
 	s := &out.Settings
 	s.Config = c.PolicyConfig()
-	s.SyncPeriod = c.SyncPeriod
+	s.SyncPeriod, s.PodStatsMaxAge = c.SyncPeriod, c.PodStatsMaxAge
 	out.APITimeout, out.KubeletConfigRefresh = c.APITimeout, c.KubeletConfigRefresh
 	n := c.Notifiers
 	out.Notifiers = Notifiers{Memcg: n.Memcg, MemoryEvents: n.Memcg, PSI: n.PSI, PSIWindow: n.PSIWindow,

@@ -50,6 +50,8 @@ type Metrics struct {
 	avoidances prometheus.Gauge
 	lastSyncTS prometheus.Gauge
 	armed      *prometheus.GaugeVec // notifier
+	// podStatsReads counts the syncs by how they got the pods' stats: why they were read, or reused.
+	podStatsReads *prometheus.CounterVec // reason
 }
 
 // Error stages of pressure_agent_errors_total.
@@ -110,10 +112,14 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		lastSyncTS: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_last_sync_timestamp_seconds", Help: "Unix time of the last completed sync.",
 		}),
+		podStatsReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pressure_agent_pod_stats_reads_total",
+			Help: "Syncs by how they got every pod's stats: read, and why (wake-up, first read, older than the max age, pressure or eviction under way, memory stall, near a threshold, every sync), or reused (far from every threshold).",
+		}, []string{"reason"}),
 		armed: gauge("pressure_agent_notifier_armed", "1 while a notifier enabled on this host is armed (memcg, psi, memory.events, poll), 0 when it could not be armed or stopped.", "notifier"),
 	}
 	cs := []prometheus.Collector{m.pressure, m.evictions, m.detection,
-		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.avoidances, m.lastSyncTS, m.armed}
+		m.syncs, m.statsAge, m.loops, m.errors, m.taint, m.avoidances, m.lastSyncTS, m.armed, m.podStatsReads}
 	for _, n := range signalGaugeNames {
 		g := signalGauges{
 			available: gauge(n.available, "Available "+n.unit+" of each observed signal.", "signal"),

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 			a.Synced(res)
 		}
 	}()
-	snap := a.read(now)
+	snap := a.read(now, trigger)
 	pods := a.listPods()
 	unlisted := a.unlistedPods(pods)
 	a.st.unlisted = make(map[string]bool, len(unlisted))
@@ -57,6 +58,9 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	next, plan := policy.Step(a.st.policy, in)
 	a.st.policy, a.st.outcomes = next, nil
 	res.Plan, res.Observed, res.Pressure = plan, plan.Observed, len(plan.Pressure) > 0
+	if plan.Observed {
+		a.st.watch = plan.Watch
+	}
 	a.report(now, plan, snap)
 	if !plan.Observed {
 		return res
@@ -82,10 +86,29 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	return res
 }
 
-// read takes the node snapshot. A partial snapshot is used; one without any observation is not (like the
-// kubelet when its summary fails, nothing is decided).
-func (a *Agent) read(now time.Time) signal.Snapshot {
-	snap, err := a.Source.Snapshot(now)
+// read takes the node snapshot: the node's signals, then the pods' stats when a decision could use them
+// (a notifier's wake-up, the first sync, or policy.State.PodStatsDue), else the last ones read. A partial
+// snapshot is used; one without any observation is not (like the kubelet when its summary fails, nothing
+// is decided).
+func (a *Agent) read(now time.Time, trigger string) signal.Snapshot {
+	snap, err := a.Source.ReadNode(now)
+	why := "wake-up"
+	if trigger == TriggerPeriodic {
+		why = a.st.policy.PodStatsDue(now, snap.Observations, snap.PSI, a.st.watch, a.st.podsAt, a.Settings.PodStatsMaxAge)
+	}
+	if snap.Pods == nil {
+		snap.Pods = map[string]signal.PodStats{}
+	}
+	if why == "" {
+		a.Metrics.podStatsReads.WithLabelValues("reused").Inc()
+		for uid, p := range a.st.pods {
+			snap.Pods[uid] = p
+		}
+	} else {
+		a.Metrics.podStatsReads.WithLabelValues(why).Inc()
+		err = errors.Join(err, a.Source.ReadPods(&snap, now))
+		a.st.pods, a.st.podsAt = snap.Pods, now
+	}
 	if err != nil {
 		a.Metrics.errors.WithLabelValues(stageRead).Inc()
 		a.Log.Warn("read node", "err", err)

@@ -60,9 +60,11 @@ func TestNodeThatCannotBeReadLeavesTheStateUnchanged(t *testing.T) {
 
 type failingReader struct{}
 
-func (failingReader) Snapshot(time.Time) (signal.Snapshot, error) {
+func (failingReader) ReadNode(time.Time) (signal.Snapshot, error) {
 	return signal.Snapshot{}, errors.New("no cgroup")
 }
+
+func (failingReader) ReadPods(*signal.Snapshot, time.Time) error { return errors.New("no cgroup") }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := DefaultConfig("")

@@ -227,7 +227,12 @@ func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool,
 	if c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil {
 		return c
 	}
-	r := st.rates(now, c.UID, c.Stats.Memory, cfg)
+	// The sample's own time: the shell may hand the same stats to several steps (agent podStatsMaxAge).
+	at := now
+	if t := c.Stats.Time; !t.IsZero() && !t.After(now) {
+		at = t
+	}
+	r := st.rates(at, c.UID, c.Stats.Memory, cfg)
 	if !r.refaultKnown && !psiLow {
 		return c
 	}

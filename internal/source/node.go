@@ -26,9 +26,17 @@ type Node struct {
 // individual signals are joined; errors wrapping cgroupfs.ErrNoPodsCgroup or cgroupfs.ErrUnlimited are
 // expected absences and are not returned.
 func (n *Node) Snapshot(now time.Time) (signal.Snapshot, error) {
+	s, err := n.ReadNode(now)
+	return s, errors.Join(err, n.ReadPods(&s, now))
+}
+
+// ReadNode reads the node-level signals, the node's and the pods cgroup's memory.stat and PSI: everything
+// but the per-pod stats, whose read is most of a snapshot's cost (one cgroup tree and, with PodFS, one
+// directory walk per pod). s.Pods is empty; ReadPods fills it.
+func (n *Node) ReadNode(now time.Time) (signal.Snapshot, error) {
 	s := signal.Snapshot{Observations: map[signal.Signal]signal.Observation{}, Pods: map[string]signal.PodStats{}}
 	var errs []error
-	errs = append(errs, n.proc(&s, now), n.memory(&s, now), n.disk(&s, now), n.podDisk(&s, now))
+	errs = append(errs, n.proc(&s, now), n.memory(&s, now), n.disk(&s, now))
 	sort.Slice(s.PSI, func(i, j int) bool {
 		if s.PSI[i].Scope != s.PSI[j].Scope {
 			return s.PSI[i].Scope < s.PSI[j].Scope
@@ -70,11 +78,6 @@ func (n *Node) memory(s *signal.Snapshot, now time.Time) error {
 	} else {
 		s.Observations[signal.AllocatableMemoryAvailable] = o
 	}
-	pods, err := n.Cgroup.Pods(now)
-	for uid, p := range pods {
-		s.Pods[uid] = p
-	}
-	errs = append(errs, err)
 	psi, err := n.Cgroup.Pressure(now)
 	s.PSI = append(s.PSI, psi...)
 	errs = append(errs, err, n.memoryStats(s))
@@ -115,6 +118,19 @@ func (n *Node) disk(s *signal.Snapshot, now time.Time) error {
 	}
 	s.Filesystems = res.Layout
 	return err
+}
+
+// ReadPods adds every pod's stats to s: memory and tasks from its cgroups, then its volumes and logs.
+func (n *Node) ReadPods(s *signal.Snapshot, now time.Time) error {
+	var errs []error
+	if n.Cgroup != nil {
+		pods, err := n.Cgroup.Pods(now)
+		for uid, p := range pods {
+			s.Pods[uid] = p
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(append(errs, n.podDisk(s, now))...)
 }
 
 // expectedAbsence reports errors that mean "this signal does not exist here" rather than a failure.

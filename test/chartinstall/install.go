@@ -48,14 +48,25 @@ const PodsCgroup = "kubepods"
 // helm's --wait lets a DaemonSet of one node pass with no pod Ready (maxUnavailable 10%): wait for
 // the agent with WaitAgent.
 func (r Release) Install(ctx context.Context, set ...string) (string, error) {
-	args := []string{"install", r.Name, r.Chart, "--namespace", r.Namespace, "--create-namespace",
-		"--kubeconfig", r.Kubeconfig, "--wait", "--timeout", "4m"}
+	return r.apply(ctx, "install", []string{"--create-namespace"}, set)
+}
+
+// Upgrade runs helm upgrade --reuse-values with the values set (each "key=value") and returns helm's
+// output.
+func (r Release) Upgrade(ctx context.Context, set ...string) (string, error) {
+	return r.apply(ctx, "upgrade", []string{"--reuse-values"}, set)
+}
+
+// apply runs helm install or upgrade of the release with --wait.
+func (r Release) apply(ctx context.Context, verb string, flags, set []string) (string, error) {
+	args := append([]string{verb, r.Name, r.Chart, "--namespace", r.Namespace, "--kubeconfig", r.Kubeconfig,
+		"--wait", "--timeout", "4m"}, flags...)
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
 	out, err := r.Helm.Run(ctx, args...)
 	if err != nil {
-		return out, fmt.Errorf("helm install %s: %w", r.Name, err)
+		return out, fmt.Errorf("helm %s %s: %w", verb, r.Name, err)
 	}
 	return out, nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kube-pressure/pressure/test/chartinstall"
-	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
 // The test release. Its own name and namespace: agent_loop_test.go creates the avoidance admission
@@ -22,48 +21,16 @@ const (
 	chartTag       = "e2e"
 )
 
-// installAgent installs the chart's agent on the package node and returns its Ready pod; the
-// release is uninstalled when t ends. set are the test's values beside the defaults and
-// chartinstall.NodeValues. The janitor is off: the test is about the agent, and its two pods
-// would only add memory to the pods cgroup.
+// installAgent installs the chart's agent on the package node (chartinstall.ForTest: janitor off,
+// uninstalled when t ends) with set beside the defaults and returns its Ready pod, whose notifiers must
+// be armed.
 func installAgent(t *testing.T, e *env, set ...string) *chartinstall.Agent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	a := chartinstall.ForTest{Name: chartRelease, Namespace: chartNamespace, Tag: chartTag, Node: e.node,
+		ControlPlane: e.cp, Client: e.client}.Install(t, set...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	root := mustRepo()
-	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
-	if err != nil {
-		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
-	}
-	start := time.Now()
-	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.node.ImportImages(ctx, imgs); err != nil {
-		t.Fatal(err)
-	}
-	rel := chartinstall.Release{Helm: h, Chart: chartinstall.ChartDir(root), Name: chartRelease,
-		Namespace: chartNamespace, Kubeconfig: e.cp.Kubeconfig()}
-	values := append(chartinstall.NodeValues(e.node, chartTag), "janitor.enabled=false")
-	out, err := rel.Install(ctx, append(values, set...)...)
-	t.Cleanup(func() { uninstallAgent(t, e, rel) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := chartinstall.WaitAgent(ctx, e.client, chartNamespace, e.node.Name())
-	if err != nil {
-		t.Fatalf("%v\nhelm install said:\n%s", err, out)
-	}
-	t.Logf("chart installed (values %s), agent pod %s Ready %s after the image build started",
-		strings.Join(append(values, set...), " "), a.Pod.Name, time.Since(start).Round(time.Millisecond))
 	requireArmed(ctx, t, a, "memcg", "psi", "poll")
-	t.Cleanup(func() {
-		if t.Failed() {
-			lines := strings.Split(strings.TrimSpace(strings.Join(a.LogLines(context.Background(), ""), "\n")), "\n")
-			t.Logf("agent log tail:\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
-		}
-	})
 	return a
 }
 
@@ -85,19 +52,6 @@ func requireArmed(ctx context.Context, t *testing.T, a *chartinstall.Agent, noti
 		}
 	}
 	t.Logf("notifiers armed in the chart-installed agent: %v", armed)
-}
-
-// uninstallAgent removes the release and waits until the agent pod has left the node, so that the
-// package's later tests see no agent they did not start.
-func uninstallAgent(t *testing.T, e *env, rel chartinstall.Release) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := rel.Uninstall(ctx); err != nil {
-		t.Errorf("%v", err)
-	}
-	if err := chartinstall.WaitNoAgent(ctx, e.client, chartNamespace, e.node.Name()); err != nil {
-		t.Errorf("%v", err)
-	}
 }
 
 // inNamespace keeps the lines that name namespace ns (the agent's log covers every subtest).

@@ -12,11 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kube-pressure/pressure/test/chartinstall"
-	"github.com/kube-pressure/pressure/test/cluster"
-	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
 const (
@@ -25,59 +22,12 @@ const (
 	chartTag       = "e2edisk"
 )
 
-// installAgent installs the chart's agent (janitor off) on the package node with set beside
-// chartinstall.NodeValues, waits for its Ready pod and uninstalls the release when t ends.
+// installAgent installs the chart's agent on the package node (chartinstall.ForTest: janitor off,
+// uninstalled when t ends) with set beside the defaults and returns its Ready pod.
 func installAgent(t *testing.T, e *env, set ...string) *chartinstall.Agent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	wd, _ := os.Getwd()
-	root, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
-	if err != nil {
-		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
-	}
-	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.node.ImportImages(ctx, imgs); err != nil {
-		t.Fatal(err)
-	}
-	rel := chartinstall.Release{Helm: h, Chart: chartinstall.ChartDir(root), Name: chartRelease,
-		Namespace: chartNamespace, Kubeconfig: e.cp.Kubeconfig()}
-	values := append(chartinstall.NodeValues(e.node, chartTag), append([]string{"janitor.enabled=false"}, set...)...)
-	out, err := rel.Install(ctx, values...)
-	t.Cleanup(func() { uninstallAgent(t, e, rel) })
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	a, err := chartinstall.WaitAgent(ctx, e.client, chartNamespace, e.node.Name())
-	if err != nil {
-		t.Fatalf("%v\nhelm install said:\n%s", err, out)
-	}
-	t.Logf("chart installed (values %s), agent pod %s Ready", strings.Join(values, " "), a.Pod.Name)
-	t.Cleanup(func() {
-		if t.Failed() {
-			lines := a.LogLines(context.Background(), "")
-			t.Logf("agent log tail:\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
-		}
-	})
-	return a
-}
-
-func uninstallAgent(t *testing.T, e *env, rel chartinstall.Release) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := rel.Uninstall(ctx); err != nil {
-		t.Error(err)
-	}
-	if err := chartinstall.WaitNoAgent(ctx, e.client, chartNamespace, e.node.Name()); err != nil {
-		t.Error(err)
-	}
+	return chartinstall.ForTest{Name: chartRelease, Namespace: chartNamespace, Tag: chartTag, Node: e.node,
+		ControlPlane: e.cp, Client: e.client}.Install(t, set...)
 }
 
 // The writer case with the chart-installed agent and agent.podDiskUsage: the agent pod, non-root in

@@ -61,6 +61,7 @@ type Config struct {
 	// Headroom is sorted by signal; empty with PolicyKubelet.
 	Headroom               []Headroom
 	SyncPeriod             time.Duration
+	PodStatsMaxAge         time.Duration // 0 = every sync
 	APITimeout             time.Duration
 	KubeletConfigRefresh   time.Duration // 0 = only at start
 	Notifiers              NotifierConfig
@@ -115,7 +116,7 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 	cfg := &Config{
 		NodeName: *c.NodeName, Kubeconfig: *c.Kubeconfig, KubeletConfigFile: *c.KubeletConfigFile,
 		Policy:     Policy(*c.Policy),
-		SyncPeriod: c.SyncPeriod.Duration, APITimeout: c.APITimeout.Duration,
+		SyncPeriod: c.SyncPeriod.Duration, PodStatsMaxAge: c.PodStatsMaxAge.Duration, APITimeout: c.APITimeout.Duration,
 		KubeletConfigRefresh: c.KubeletConfigRefresh.Duration,
 		Notifiers: NotifierConfig{Memcg: *c.Notifiers.Memcg, PSI: *c.Notifiers.PSI, PSIWindow: c.Notifiers.PSIWindow.Duration,
 			PollInterval: c.Notifiers.PollInterval.Duration, PollMaxInterval: c.Notifiers.PollMaxInterval.Duration,

@@ -48,7 +48,7 @@ func defaultHeadroom() []Headroom {
 
 func defaults(node string) Config {
 	return Config{
-		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), SyncPeriod: 10 * time.Second,
+		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute,
 		APITimeout: 2 * time.Second, KubeletConfigRefresh: time.Minute,
 		Notifiers: NotifierConfig{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, PollInterval: 100 * time.Millisecond,
 			PollMaxInterval: time.Second, PollRampRate: 4 << 30},
@@ -78,7 +78,7 @@ func TestValidFiles(t *testing.T) {
 			full.Headroom[i] = Headroom{Signal: "pid.available", Quantity: qty("1000")}
 		}
 	}
-	full.SyncPeriod = 5 * time.Second
+	full.SyncPeriod, full.PodStatsMaxAge = 5*time.Second, 0
 	full.APITimeout, full.KubeletConfigRefresh = 3*time.Second, 0
 	full.Notifiers = NotifierConfig{PSI: true, PSIWindow: 500 * time.Millisecond, PollInterval: 250 * time.Millisecond,
 		PollMaxInterval: 2 * time.Second, PollRampRate: 1 << 30}

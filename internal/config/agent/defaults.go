@@ -11,6 +11,7 @@ import (
 const (
 	DefaultPolicy                 = PolicyPressure
 	DefaultSyncPeriod             = 10 * time.Second
+	DefaultPodStatsMaxAge         = time.Minute
 	DefaultAPITimeout             = 2 * time.Second
 	DefaultKubeletConfigRefresh   = time.Minute
 	DefaultPollInterval           = 100 * time.Millisecond
@@ -82,6 +83,7 @@ func SetDefaults(c *AgentConfiguration) {
 		c.Headroom = h
 	}
 	setDuration(&c.SyncPeriod, DefaultSyncPeriod)
+	setDuration(&c.PodStatsMaxAge, DefaultPodStatsMaxAge)
 	setDuration(&c.APITimeout, DefaultAPITimeout)
 	setDuration(&c.KubeletConfigRefresh, DefaultKubeletConfigRefresh)
 	if c.Notifiers == nil {

@@ -35,6 +35,11 @@ type AgentConfiguration struct {
 	Headroom map[string]string `json:"headroom,omitempty"`
 	// SyncPeriod is how often the agent evaluates when no notifier fires.
 	SyncPeriod *metav1.Duration `json:"syncPeriod,omitempty"`
+	// PodStatsMaxAge is how old every pod's stats (its cgroups, volumes and logs) may be on a sync while
+	// every signal is far from its threshold (available at least twice the threshold), no eviction is
+	// under way and memory does not stall; any other sync reads them afresh. "0s" reads them on every
+	// sync, as the kubelet does.
+	PodStatsMaxAge *metav1.Duration `json:"podStatsMaxAge,omitempty"`
 	// APITimeout bounds each API call that is not a watch (watches are never cut).
 	APITimeout *metav1.Duration `json:"apiTimeout,omitempty"`
 	// KubeletConfigRefresh is how often the kubelet's configuration (KubeletConfigFile or /configz) is

@@ -15,6 +15,7 @@ import (
 const (
 	minSyncPeriod         = time.Second
 	maxSyncPeriod         = 10 * time.Minute
+	maxPodStatsMaxAge     = 10 * time.Minute
 	minPollInterval       = 10 * time.Millisecond
 	maxPollMaxInterval    = 10 * time.Second
 	minPollRampRate       = 1 << 20
@@ -53,6 +54,9 @@ func Validate(c *AgentConfiguration, file string) error {
 	sync := c.SyncPeriod.Duration
 	v.check(sync >= minSyncPeriod && sync <= maxSyncPeriod, "syncPeriod", sync,
 		fmt.Sprintf("must be between %s and %s", minSyncPeriod, maxSyncPeriod))
+	age := c.PodStatsMaxAge.Duration
+	v.check(age == 0 || (age >= sync && age <= maxPodStatsMaxAge), "podStatsMaxAge", age,
+		fmt.Sprintf("must be 0s (every sync) or between syncPeriod %s and %s", sync, maxPodStatsMaxAge))
 	api := c.APITimeout.Duration
 	v.check(api >= minAPITimeout && api <= maxAPITimeout, "apiTimeout", api,
 		fmt.Sprintf("must be between %s and %s", minAPITimeout, maxAPITimeout))
