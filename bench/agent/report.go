@@ -70,7 +70,9 @@ func (rep *report) markdown() string {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range rep.opts.rates {
 		for _, c := range rep.opts.contenders {
-			b.WriteString(rep.row(rate, c))
+			if !c.steadyOnly {
+				b.WriteString(rep.row(rate, c))
+			}
 		}
 	}
 	if len(rep.steady) > 0 {
