@@ -267,7 +267,9 @@ func nodePrograms(opt NodeOptions) []Program {
 	if opt.Agent != "" {
 		args := append([]string{"--kubeconfig=" + guestNodeDir + "/admin.kubeconfig", "--node-name=" + opt.Name,
 			"--kubelet-config=" + guestNodeDir + "/kubelet-config.yaml"}, opt.AgentArgs...)
-		ps = append(ps, Program{Name: "agent", Path: guestAgent, Args: args, Env: env, Background: true})
+		// After the kubelet made the pods cgroup: the agent arms its pods-cgroup notifiers at start.
+		ps = append(ps, Program{Name: "agent", Path: guestAgent, Args: args, Env: env, Background: true,
+			WaitFor: guestPodsGroup + "/memory.events"})
 	}
 	return ps
 }

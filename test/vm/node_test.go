@@ -4,8 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/images"
@@ -80,4 +84,60 @@ func (p nodeParts) startNode(ctx context.Context, t *testing.T, opt vm.NodeOptio
 		}
 	})
 	return n
+}
+
+// raceNode is the node of the OOM races: 2.5 GiB of guest RAM with 1.5 GiB of it kube-reserved, so the
+// pods cgroup's limit (node allocatable) is about 0.9 GiB and a ramp reaches it in seconds; the kubelet's
+// eviction settings are its defaults (memory.available<100Mi, no memcg notifier on cgroup v2: only its
+// 10 s housekeeping).
+func raceNode(dir, agent string) vm.NodeOptions {
+	return vm.NodeOptions{Dir: dir, MemoryMiB: 2560, Agent: agent,
+		KubeletConfig: &kubeletv1beta1.KubeletConfiguration{KubeReserved: map[string]string{"memory": "1536Mi"}}}
+}
+
+// TestKubeletOnCgroupV2AgentEvictsTheStressPodBeforeTheOOMKiller boots the kubelet on cgroup v2 in the guest with the
+// agent as a process beside it (not installed by the chart), checks the node is Ready on cgroup v2, and
+// runs one OOM race at the fastest rate the guest reaches: the agent must evict the stress pod before
+// the kernel OOM-kills anything in the pods cgroup.
+func TestKubeletOnCgroupV2AgentEvictsTheStressPodBeforeTheOOMKiller(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	p := startParts(ctx, t)
+	agent, err := builder(t).Command(ctx, "./cmd/pressure-agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.startNode(ctx, t, raceNode(t.TempDir(), agent))
+	node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node %s: kubelet %s, kernel %s, allocatable memory %s", n.Name, node.Status.NodeInfo.KubeletVersion,
+		node.Status.NodeInfo.KernelVersion, node.Status.Allocatable.Memory())
+	if got := n.Guest.OutputLines("I"); !containsAny(got, `"CgroupVersion":2`) {
+		t.Errorf("the kubelet's container manager did not log CgroupVersion 2")
+	}
+	r, err := n.Race(ctx, "race", "0", 3*time.Minute)
+	t.Logf("race: %s", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakMiB < 200 {
+		t.Errorf("the pods cgroup of the guest's cgroup2 (/sys/fs/cgroup/kubepods) peaked at %.0f MiB, want the stress pod's ramp in it", r.PeakMiB)
+	}
+	if r.Evictor != "agent" {
+		t.Errorf("evictor %s, want the agent", r.Evictor)
+	}
+	if r.OOMKills != 0 || r.OOMKilled {
+		t.Errorf("kernel OOM kills in the pods cgroup %d, stress OOMKilled %v; want none", r.OOMKills, r.OOMKilled)
+	}
+}
+
+func containsAny(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }
