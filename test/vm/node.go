@@ -26,6 +26,9 @@ const (
 
 // Paths in the guest of a node.
 const (
+	// GuestKubeletConfig is the kubelet's configuration file in the guest (the chart's kubeletConfig.hostPath).
+	GuestKubeletConfig = guestNodeDir + "/kubelet-config.yaml"
+
 	guestNodeDir   = "/node"
 	guestKubelet   = "/usr/local/bin/kubelet"
 	guestAgent     = "/usr/local/bin/pressure-agent"
@@ -47,6 +50,10 @@ type NodeOptions struct {
 	// (not by the chart) with the admin kubeconfig, the kubelet's configuration file and AgentArgs.
 	Agent     string
 	AgentArgs []string
+	// PodNetwork gives pods a network of their own, as the chart's agent (not hostNetwork) needs: the bridge
+	// and veth modules, the host's CNI plugins (bridge, host-local, loopback) and the kubernetes Service
+	// address (10.0.0.1:443) forwarded to the API server on the host by the guest init.
+	PodNetwork bool
 	// Ready bounds the wait for the node to be Ready; default 4m (TCG boots and starts slowly).
 	Ready time.Duration
 }
@@ -91,7 +98,7 @@ func (g Guest) StartNode(ctx context.Context, cp *cluster.ControlPlane, initBin 
 		return nil, fmt.Errorf("start guest node: %w", err)
 	}
 	start := time.Now()
-	run, err := g.Start(initBin, nodePrograms(opt), files, Options{Dir: opt.Dir, MemoryMiB: opt.MemoryMiB, Nice: opt.Nice, Net: true})
+	run, err := g.Start(initBin, nodePrograms(opt, port), files, Options{Dir: opt.Dir, MemoryMiB: opt.MemoryMiB, Nice: opt.Nice, Net: true})
 	if err != nil {
 		return nil, fmt.Errorf("start guest node: %w", err)
 	}
@@ -163,6 +170,25 @@ var nodeModules = []string{
 	"drivers/net/virtio_net.ko",
 }
 
+// podNetModules are the bridge and veth modules of the pod network, in load order.
+var podNetModules = []string{"net/llc/llc.ko", "net/802/stp.ko", "net/bridge/bridge.ko", "drivers/net/veth.ko"}
+
+// cniPlugins are the host's CNI plugins the pod network runs (dynamically linked: packed with libc).
+var cniPlugins = []string{"bridge", "host-local", "loopback"}
+
+// ChartNamespace is the namespace the chart's agent is installed in on a guest node (its log goes to ttyS1).
+const ChartNamespace = "pressure"
+
+// kubernetesService is the kubernetes Service's address in the control plane's default range.
+const kubernetesService = "10.0.0.1"
+
+func modules(opt NodeOptions) []string {
+	if opt.PodNetwork {
+		return append(append([]string{}, nodeModules...), podNetModules...)
+	}
+	return nodeModules
+}
+
 // hostBinaries are the node's dynamically linked host programs, packed with their libraries.
 var hostBinaries = []string{"/usr/bin/containerd", "/usr/bin/containerd-shim-runc-v2", "/usr/bin/ctr", "/usr/sbin/runc"}
 
@@ -192,8 +218,17 @@ func nodeFiles(g Guest, cp *cluster.ControlPlane, stage string, opt NodeOptions)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range nodeModules {
+	for _, m := range modules(opt) {
 		add(File{Guest: "/modules/" + filepath.Base(m), Host: filepath.Join(mods, "kernel", m), Mode: 0o644})
+	}
+	if opt.PodNetwork {
+		for _, c := range cniPlugins {
+			fs, err := WithLibraries(filepath.Join("/usr/lib/cni", c), "/opt/cni/bin/"+c)
+			if err != nil {
+				return nil, err
+			}
+			add(fs...)
+		}
 	}
 	for _, img := range opt.Images {
 		add(File{Guest: "/images/" + filepath.Base(img.Tarball), Host: img.Tarball, Mode: 0o644})
@@ -203,7 +238,11 @@ func nodeFiles(g Guest, cp *cluster.ControlPlane, stage string, opt NodeOptions)
 			return err
 		}
 		rel, _ := filepath.Rel(stage, p)
-		add(File{Guest: filepath.Join(guestNodeDir, rel), Host: p, Mode: 0o600})
+		mode := uint32(0o600)
+		if rel == "kubelet-config.yaml" {
+			mode = 0o644 // the chart's agent (not root) reads it
+		}
+		add(File{Guest: filepath.Join(guestNodeDir, rel), Host: p, Mode: mode})
 		return nil
 	})
 	if err != nil {
@@ -233,20 +272,27 @@ func moduleDir(g Guest) (string, error) {
 // nodePrograms are the guest's steps: modules, network, tmpfs for the kubelet's and containerd's state
 // (a real filesystem size for nodefs and imagefs), containerd, the image imports, the kubelet, the
 // sampler and the agent.
-func nodePrograms(opt NodeOptions) []Program {
+func nodePrograms(opt NodeOptions, apiPort string) []Program {
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin"}
 	sh := func(name, script string) Program {
 		return Program{Name: name, Path: "/bin/sh", Args: []string{"-c", script}, Env: env}
 	}
 	var ps []Program
 	var insmod []string
-	for _, m := range nodeModules {
+	for _, m := range modules(opt) {
 		insmod = append(insmod, "insmod /modules/"+filepath.Base(m))
 	}
 	ps = append(ps,
 		sh("modules", strings.Join(insmod, " && ")),
 		sh("network", "ip link set lo up && ip link set eth0 up && ip addr add "+GuestIP+"/24 dev eth0 && ip route add default via "+HostAlias),
 		sh("mounts", "mkdir -p /var/lib /run /opt/cni/bin && mount -t tmpfs -o size=1g tmpfs /var/lib && mount -t tmpfs tmpfs /run"),
+	)
+	if opt.PodNetwork {
+		ps = append(ps, sh("service-address", "ip addr add "+kubernetesService+"/32 dev lo"),
+			Program{Name: "api-proxy", Path: "/init", Args: []string{"proxy", kubernetesService + ":443", HostAlias + ":" + apiPort},
+				Env: env, Background: true})
+	}
+	ps = append(ps,
 		Program{Name: "containerd", Path: "/usr/bin/containerd", Args: []string{"--config", guestNodeDir + "/containerd.toml", "--log-level", "warn"},
 			Env: env, Background: true},
 	)
@@ -264,6 +310,12 @@ func nodePrograms(opt NodeOptions) []Program {
 		sh("sampler", `while :; do set -- $(cat /proc/uptime); echo "`+markSample+`$1 $(cat `+guestPodsGroup+`/memory.current 2>/dev/null || echo 0) $(grep oom_kill `+guestPodsGroup+`/memory.events 2>/dev/null || echo oom_kill 0) $(grep MemAvailable /proc/meminfo)"; sleep 1; done`),
 	)
 	ps[len(ps)-1].Background = true
+	if opt.PodNetwork {
+		// The chart agent's log on ttyS1 (nothing on the host reaches the kubelet's log endpoint).
+		logs := guestNodeDir + "/pod-logs/" + ChartNamespace + "_*/agent/*.log"
+		ps = append(ps, sh("chart-agent-log", "while ! ls "+logs+" >/dev/null 2>&1; do sleep 1; done; exec tail -F "+logs))
+		ps[len(ps)-1].Background = true
+	}
 	if opt.Agent != "" {
 		args := append([]string{"--kubeconfig=" + guestNodeDir + "/admin.kubeconfig", "--node-name=" + opt.Name,
 			"--kubelet-config=" + guestNodeDir + "/kubelet-config.yaml"}, opt.AgentArgs...)
@@ -308,8 +360,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 `, sock, sock+".ttrpc", images.PauseName)
 }
 
-// cniConfig makes containerd report the network ready (the kubelet's node Ready needs it). The tests' pods
-// use the host's network, so no CNI plugin ever runs and none is packed.
+// cniConfig makes containerd report the network ready (the kubelet's node Ready needs it). The race's pods
+// use the host's network; the plugins are packed only with NodeOptions.PodNetwork (the chart's agent).
 const cniConfig = `{"cniVersion": "0.4.0", "name": "pressure", "plugins": [{"type": "bridge", "bridge": "cni0",
-  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.213.78.0/24"}]]}}]}
+  "isGateway": true, "isDefaultGateway": true, "ipMasq": false, "hairpinMode": true,
+  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.213.78.0/24"}]], "dataDir": "/run/cni-ipam"}}]}
 `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,13 +67,17 @@ func startParts(ctx context.Context, t *testing.T) nodeParts {
 	return nodeParts{guest: g, cp: cp, images: imgs, init: initBin}
 }
 
-// startNode boots a guest node with opt (Dir, Images and Nice filled in) and stops it in cleanup.
+// startNode boots a guest node with opt (Dir and Images filled in when empty, qemu niced) and stops it in
+// cleanup.
 func (p nodeParts) startNode(ctx context.Context, t *testing.T, opt vm.NodeOptions) *vm.Node {
 	t.Helper()
 	if opt.Dir == "" {
 		opt.Dir = t.TempDir()
 	}
-	opt.Images, opt.Nice = p.images, 15
+	if opt.Images == nil {
+		opt.Images = p.images
+	}
+	opt.Nice = 15
 	n, err := p.guest.StartNode(ctx, p.cp, p.init, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -95,27 +100,43 @@ func raceNode(dir, agent string) vm.NodeOptions {
 		KubeletConfig: &kubeletv1beta1.KubeletConfiguration{KubeReserved: map[string]string{"memory": "1536Mi"}}}
 }
 
-// TestKubeletOnCgroupV2AgentEvictsTheStressPodBeforeTheOOMKiller boots the kubelet on cgroup v2 in the guest with the
-// agent as a process beside it (not installed by the chart), checks the node is Ready on cgroup v2, and
-// runs one OOM race at the fastest rate the guest reaches: the agent must evict the stress pod before
-// the kernel OOM-kills anything in the pods cgroup.
-func TestKubeletOnCgroupV2AgentEvictsTheStressPodBeforeTheOOMKiller(t *testing.T) {
+// TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller boots the kubelet on cgroup v2 in the
+// guest with a pod network, installs the agent with the Helm chart (its image imported at boot), checks
+// the node is Ready on cgroup v2 and the agent armed its v2 notifiers, and runs one OOM race at the
+// fastest rate the guest reaches: the agent must evict the stress pod before the kernel OOM-kills anything
+// in the pods cgroup.
+func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	p := startParts(ctx, t)
-	agent, err := builder(t).Command(ctx, "./cmd/pressure-agent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := p.startNode(ctx, t, raceNode(t.TempDir(), agent))
+	c := buildChartParts(ctx, t)
+	opt := raceNode(t.TempDir(), "")
+	opt.PodNetwork = true
+	opt.Images = append(slices.Clone(p.images), c.image)
+	n := p.startNode(ctx, t, opt)
 	node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("node %s: kubelet %s, kernel %s, allocatable memory %s", n.Name, node.Status.NodeInfo.KubeletVersion,
 		node.Status.NodeInfo.KernelVersion, node.Status.Allocatable.Memory())
-	if got := n.Guest.OutputLines("I"); !containsAny(got, `"CgroupVersion":2`) {
+	if !containsAny(n.Guest.OutputLines("I"), `"CgroupVersion":2`) {
 		t.Errorf("the kubelet's container manager did not log CgroupVersion 2")
+	}
+	rel, took := c.install(ctx, t, p, n)
+	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := rel.Uninstall(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	started := waitLine(ctx, t, n, `"msg":"pressure-agent started"`)
+	for _, want := range []string{"psi(", "memory.events(/host/sys/fs/cgroup/kubepods/memory.events)", "poll("} {
+		if !strings.Contains(started, want) {
+			t.Errorf("the agent did not arm %s on cgroup v2: %s", want, started)
+		}
 	}
 	r, err := n.Race(ctx, "race", "0", 3*time.Minute)
 	t.Logf("race: %s", r)
@@ -130,6 +151,23 @@ func TestKubeletOnCgroupV2AgentEvictsTheStressPodBeforeTheOOMKiller(t *testing.T
 	}
 	if r.OOMKills != 0 || r.OOMKilled {
 		t.Errorf("kernel OOM kills in the pods cgroup %d, stress OOMKilled %v; want none", r.OOMKills, r.OOMKilled)
+	}
+}
+
+// waitLine waits for a line holding s on the guest's ttyS1 (the chart agent's log is tailed there).
+func waitLine(ctx context.Context, t *testing.T, n *vm.Node, s string) string {
+	t.Helper()
+	for {
+		for _, l := range n.Guest.OutputLines("") {
+			if strings.Contains(l, s) {
+				return l
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %s on the guest's output: %v", s, ctx.Err())
+		case <-time.After(time.Second):
+		}
 	}
 }
 

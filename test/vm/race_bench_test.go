@@ -12,7 +12,10 @@ import (
 	"github.com/kube-pressure/pressure/test/vm"
 )
 
-var raceRuns = flag.Int("v2race.runs", 0, "runs per contender and rate of TestOOMRaceOnCgroupV2Bench (0 skips it)")
+var (
+	raceRuns  = flag.Int("v2race.runs", 0, "runs per contender and rate of TestOOMRaceOnCgroupV2Bench (0 skips it)")
+	raceChart = flag.Bool("v2race.chart", false, "install the agent with the Helm chart (else: a process in the guest)")
+)
 
 // TestOOMRaceOnCgroupV2Bench is the multi-run OOM race on the v2 kubelet node (docs/benchmarks.md): the
 // kubelet alone against the kubelet with the agent (a process in the guest, not the chart), interleaved,
@@ -24,18 +27,25 @@ func TestOOMRaceOnCgroupV2Bench(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := startParts(ctx, t)
-	agent, err := builder(t).Command(ctx, "./cmd/pressure-agent")
-	if err != nil {
-		t.Fatal(err)
+	var a agentHow
+	if *raceChart {
+		c := buildChartParts(ctx, t)
+		a.chart = &c
+	} else {
+		bin, err := builder(t).Command(ctx, "./cmd/pressure-agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.bin = bin
 	}
-	fast := p.raceRuns(ctx, t, agent, "0", *raceRuns)
+	fast := p.raceRuns(ctx, t, a, "0", *raceRuns)
 	var ramps []float64
 	for _, r := range fast {
 		ramps = append(ramps, r.res.RateMiBps)
 	}
 	quarter := fmt.Sprintf("%dMi", max(1, int(median(ramps)/4)))
 	t.Logf("median ramp at --rate 0: %.1f MiB/s; a quarter: --rate %s", median(ramps), quarter)
-	slow := p.raceRuns(ctx, t, agent, quarter, *raceRuns)
+	slow := p.raceRuns(ctx, t, a, quarter, *raceRuns)
 	t.Log("\n" + raceTable(append(fast, slow...)))
 }
 
@@ -44,16 +54,26 @@ type raceRow struct {
 	res       vm.RaceResult
 }
 
+// agentHow is how the agent contender runs: the chart (chart set) or a process in the guest (bin).
+type agentHow struct {
+	chart *chartParts
+	bin   string
+}
+
 // raceRuns runs n races per contender at rate, interleaved, each on a fresh guest.
-func (p nodeParts) raceRuns(ctx context.Context, t *testing.T, agent, rate string, n int) []raceRow {
+func (p nodeParts) raceRuns(ctx context.Context, t *testing.T, a agentHow, rate string, n int) []raceRow {
 	var rows []raceRow
 	for i := range n {
 		for _, c := range []string{"kubelet", "agent"} {
-			bin := ""
+			var chart *chartParts
+			opt := raceNode(t.TempDir(), "")
 			if c == "agent" {
-				bin = agent
+				opt.Agent, chart = a.bin, a.chart
+				if chart != nil {
+					c = "agent (chart)"
+				}
 			}
-			rows = append(rows, raceRow{c, p.raceOnce(ctx, t, raceNode(t.TempDir(), bin), rate, raceNamespace(rate, c, i))})
+			rows = append(rows, raceRow{c, p.raceOnce(ctx, t, opt, chart, rate, raceNamespace(rate, c, i))})
 			t.Logf("%s #%d: %s", c, i+1, rows[len(rows)-1].res)
 		}
 	}
@@ -62,13 +82,16 @@ func (p nodeParts) raceRuns(ctx context.Context, t *testing.T, agent, rate strin
 
 // raceNamespace is a namespace of its own per run (the control plane outlives the guests).
 func raceNamespace(rate, contender string, i int) string {
-	return strings.ToLower(fmt.Sprintf("race-%s-%s-%d", rate, contender, i))
+	return strings.ToLower(fmt.Sprintf("race-%s-%s-%d", rate, strings.Fields(contender)[0], i))
 }
 
-// raceOnce boots a node, runs one race and stops the node.
-func (p nodeParts) raceOnce(ctx context.Context, t *testing.T, opt vm.NodeOptions, rate, ns string) vm.RaceResult {
+// raceOnce boots a node, installs the chart when chart is set, runs one race and stops the node.
+func (p nodeParts) raceOnce(ctx context.Context, t *testing.T, opt vm.NodeOptions, chart *chartParts, rate, ns string) vm.RaceResult {
 	t.Helper()
 	opt.Images, opt.Nice = p.images, 15
+	if chart != nil {
+		opt.Images, opt.PodNetwork = append(slices.Clone(p.images), chart.image), true
+	}
 	n, err := p.guest.StartNode(ctx, p.cp, p.init, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +101,17 @@ func (p nodeParts) raceOnce(ctx context.Context, t *testing.T, opt vm.NodeOption
 			t.Error(err)
 		}
 	}()
+	if chart != nil {
+		rel, took := chart.install(ctx, t, p, n)
+		t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
+		defer func() {
+			uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			if err := rel.Uninstall(uctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
 	r, err := n.Race(ctx, ns, rate, 4*time.Minute)
 	if err != nil {
 		t.Errorf("race at %s: %v", rate, err)

@@ -38,6 +38,10 @@ type program struct {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "proxy" {
+		proxy(os.Args[2], os.Args[3])
+		return
+	}
 	out := openOutput()
 	if err := setup(); err != nil {
 		fmt.Fprintf(out, "%s%v\n", markError, err)
