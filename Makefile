@@ -42,7 +42,7 @@ node-deps: ## install containerd, runc, CNI plugins and iptables when missing (n
 vm-deps: ## qemu (apt, needs root) and the cgroup v2 guest's kernel and busybox (unpacked into $(CACHE)/vm)
 	@hack/install-vm-deps.sh >/dev/null
 
-test-vm: vm-deps ## the cgroup v2 guest tier alone (qemu, about 20 s warm)
+test-vm: k8s-bins node-deps vm-deps ## the cgroup v2 guest tier alone (qemu: the guest tests and the kubelet-on-v2 node, about 2.5 min warm)
 	$(GO) test -count=1 -v ./test/vm
 
 test-unit: ## tests that need no cluster (seconds)

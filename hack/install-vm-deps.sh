@@ -6,7 +6,8 @@
 #   <cache>/vm/vmlinuz  -> the kernel of linux-image-cloud-amd64's current dependency (Debian 12: 6.1)
 #   <cache>/vm/busybox  -> busybox-static's /bin/busybox
 # and prints <cache>/vm. The cloud kernel has everything the guest needs built in (initramfs, 8250
-# serial console, cgroup2 with memory, pids and io, PSI, cgroup.kill), so no modules are unpacked.
+# serial console, cgroup2 with memory, pids and io, PSI, cgroup.kill); the package is unpacked whole, so
+# its lib/modules are there for the kubelet node (test/vm.StartNode loads the virtio NIC's modules).
 # Idempotent: once both links resolve and qemu is present it prints the directory and exits. Without
 # root a missing qemu is reported (and fails under CI=true); the kernel and busybox need no root.
 set -euo pipefail

@@ -21,6 +21,9 @@ type Options struct {
 	Nice int
 	// Cmdline is appended to the kernel command line.
 	Cmdline []string
+	// Net gives the guest a virtio NIC on qemu's user-mode network (guest 10.0.2.15, the host's loopback
+	// at 10.0.2.2); the guest needs the virtio_net module loaded (NetModules).
+	Net bool
 }
 
 // Result is what one program did in the guest.
@@ -46,7 +49,7 @@ func (g Guest) Run(ctx context.Context, initBin string, progs []Program, opt Opt
 		return nil, fmt.Errorf("vm: Options.Dir is empty")
 	}
 	cpio := filepath.Join(opt.Dir, "initramfs.cpio")
-	if err := writeInitramfs(cpio, initBin, g.Busybox, progs); err != nil {
+	if err := writeInitramfs(cpio, initBin, g.Busybox, progs, nil); err != nil {
 		return nil, fmt.Errorf("write %s: %w", cpio, err)
 	}
 	console, output := filepath.Join(opt.Dir, "console.log"), filepath.Join(opt.Dir, "output.log")
@@ -86,6 +89,9 @@ func (g Guest) qemuArgv(cpio, console, output string, opt Options) []string {
 		"-serial", "file:" + console, "-serial", "file:" + output,
 		"-kernel", g.Kernel, "-initrd", cpio,
 		"-append", strings.Join(append(append([]string{}, kernelCmdline...), opt.Cmdline...), " "),
+	}
+	if opt.Net {
+		argv = append(argv, "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0")
 	}
 	if opt.Nice > 0 {
 		argv = append([]string{"nice", "-n", fmt.Sprint(opt.Nice)}, argv...)

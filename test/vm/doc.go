@@ -18,4 +18,9 @@
 // tmpfs /tmp and cgroup2 at /sys/fs/cgroup, enables +memory +pids +io for the children, runs each test
 // binary with PRESSURE_CGROUP2_ROOT=/sys/fs/cgroup and powers off. Run parses ttyS1 into one Result per
 // binary.
+//
+// StartNode boots the same guest as a long-running node instead: the pinned kubelet on cgroup v2 with the
+// host's containerd 1.6 and runc (packed with their shared libraries), on qemu's user-mode network, registered
+// with a control plane on the host; Node.Race runs the OOM race of a stress pod on it (the kubelet alone,
+// or with the agent run as a process in the guest).
 package vm

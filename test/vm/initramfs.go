@@ -16,6 +16,19 @@ type Program struct {
 	Path string   // or, when Host is "", a program already in the guest (e.g. /bin/cat, busybox)
 	Args []string // arguments after the program name
 	Env  []string // added to the guest's base environment
+	// Background starts the program and goes on (a service, e.g. containerd); the guest then stays up
+	// after its last program until the host stops it (Guest.Start).
+	Background bool
+	// WaitFor is a guest path that must exist before the program starts (an earlier service's socket).
+	WaitFor string
+}
+
+// File is a file put into the guest's initramfs: the host file Host, or Data when Host is "".
+type File struct {
+	Guest string // absolute path in the guest
+	Host  string
+	Data  []byte
+	Mode  uint32 // permission bits; 0 means 0o755
 }
 
 // guestProgram is what the guest init reads from /pressure-vm.json (guestinit.program).
@@ -25,6 +38,9 @@ type guestProgram struct {
 	Args []string
 	Env  []string
 	Dir  string
+
+	Background bool   `json:",omitempty"`
+	WaitFor    string `json:",omitempty"`
 }
 
 // BaseEnv is every guest program's environment before Program.Env.
@@ -34,12 +50,13 @@ var BaseEnv = []string{
 }
 
 // busyboxApplets are linked to /bin/busybox in the guest (tests exec sleep; sh and the rest help debugging).
-var busyboxApplets = []string{"sh", "sleep", "cat", "ls", "mount", "ps", "echo", "true", "false", "dd"}
+var busyboxApplets = []string{"sh", "sleep", "cat", "ls", "mount", "umount", "ps", "echo", "true", "false", "dd",
+	"insmod", "ip", "grep", "mkdir", "date"}
 
 // writeInitramfs writes the guest's initramfs to file: /init (the guest init), /bin/busybox and its
 // applets, /dev/console (the kernel opens it for init's stdio before devtmpfs is mounted), the programs
-// under /tests and the manifest.
-func writeInitramfs(file, initBin, busybox string, progs []Program) error {
+// under /tests, the extra files (their directories created) and the manifest.
+func writeInitramfs(file, initBin, busybox string, progs []Program, files []File) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
@@ -62,6 +79,10 @@ func writeInitramfs(file, initBin, busybox string, progs []Program) error {
 		c.Symlink("bin/"+a, "busybox")
 	}
 	if err := addPrograms(c, progs); err != nil {
+		f.Close()
+		return err
+	}
+	if err := addFiles(c, files); err != nil {
 		f.Close()
 		return err
 	}
@@ -89,7 +110,8 @@ func addPrograms(c *Cpio, progs []Program) error {
 			}
 		}
 		env := append(append([]string{}, BaseEnv...), p.Env...)
-		manifest = append(manifest, guestProgram{Name: p.Name, Path: guest, Args: p.Args, Env: env, Dir: "/tmp"})
+		manifest = append(manifest, guestProgram{Name: p.Name, Path: guest, Args: p.Args, Env: env, Dir: "/tmp",
+			Background: p.Background, WaitFor: p.WaitFor})
 	}
 	b, err := json.Marshal(manifest)
 	if err != nil {
@@ -105,5 +127,38 @@ func addHostFile(c *Cpio, name, host string) error {
 		return fmt.Errorf("initramfs %s: %w", name, err)
 	}
 	c.File(name, 0o755, b)
+	return nil
+}
+
+// addFiles adds the extra files and the directories above them (each once, parents first).
+func addFiles(c *Cpio, files []File) error {
+	made := map[string]bool{"bin": true, "dev": true, "proc": true, "sys": true, "tmp": true, "tests": true}
+	for _, f := range files {
+		name := strings.TrimPrefix(path.Clean(f.Guest), "/")
+		if name == "" || name == "." || !path.IsAbs(f.Guest) {
+			return fmt.Errorf("guest file %q: want an absolute path", f.Guest)
+		}
+		var parents []string
+		for d := path.Dir(name); d != "." && !made[d]; d = path.Dir(d) {
+			parents = append(parents, d)
+		}
+		for i := len(parents) - 1; i >= 0; i-- {
+			c.Dir(parents[i], 0o755)
+			made[parents[i]] = true
+		}
+		data := f.Data
+		if f.Host != "" {
+			b, err := os.ReadFile(f.Host)
+			if err != nil {
+				return fmt.Errorf("initramfs %s: %w", name, err)
+			}
+			data = b
+		}
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o755
+		}
+		c.File(name, mode, data)
+	}
 	return nil
 }

@@ -11,6 +11,9 @@ const (
 	markEnd   = "=== pressure-vm end "
 	markDone  = "=== pressure-vm done"
 	markError = "=== pressure-vm error "
+	// Background programs (services) report their start and end.
+	markStarted = "=== pressure-vm started "
+	markExited  = "=== pressure-vm exited "
 )
 
 // parseOutput splits the output port into one Result per program. It fails when the guest init reported

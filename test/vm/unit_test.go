@@ -75,3 +75,67 @@ func TestParseOutputSplitsProgramsAndReportsAnEarlyEnd(t *testing.T) {
 		t.Errorf("guest init error: %v, want it passed on", err)
 	}
 }
+
+func TestRampOfIsThePeakAndTheFastestGrowthOverThreeSeconds(t *testing.T) {
+	lines := []string{
+		markSample + "10.0 0 oom_kill 0 MemAvailable: 100 kB",
+		markSample + "11.0 10485760 oom_kill 0 MemAvailable: 100 kB",
+		markSample + "12.0 20971520 oom_kill 0 MemAvailable: 100 kB",
+		markSample + "13.0 52428800 oom_kill 0 MemAvailable: 100 kB", // 50 MiB after 3 s: 16.7 MiB/s
+		markSample + "14.0 94371840 oom_kill 1 MemAvailable: 100 kB", // 90 MiB: (90-10)/3 = 26.7 MiB/s
+		markSample + "garbage",
+	}
+	peak, rate := rampOf(lines)
+	if peak != 90 {
+		t.Errorf("peak %.1f MiB, want 90", peak)
+	}
+	if want := 80.0 / 3; rate < want-0.01 || rate > want+0.01 {
+		t.Errorf("ramp %.2f MiB/s, want %.2f", rate, want)
+	}
+	if s, ok := parseSample(lines[4]); !ok || s.oomKills != 1 {
+		t.Errorf("parseSample(%q) = %+v, %v; want oom_kill 1", lines[4], s, ok)
+	}
+}
+
+func TestWithLibrariesNamesTheLoaderOfADynamicBinary(t *testing.T) {
+	files, err := WithLibraries("/bin/sh", "/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[0].Guest != "/bin/sh" {
+		t.Errorf("first file %+v, want the binary", files[0])
+	}
+	loader := false
+	for _, f := range files[1:] {
+		if strings.Contains(f.Guest, "ld-linux") {
+			loader = true
+		}
+	}
+	if len(files) > 1 && !loader {
+		t.Errorf("libraries %+v of a dynamic /bin/sh lack the loader", files[1:])
+	}
+}
+
+func TestAddFilesCreatesEachParentDirectoryOnce(t *testing.T) {
+	var buf bytes.Buffer
+	c := NewCpio(&buf)
+	err := addFiles(c, []File{
+		{Guest: "/usr/bin/a", Data: []byte("a")},
+		{Guest: "/usr/sbin/b", Data: []byte("b"), Mode: 0o644},
+		{Guest: "/tmp/c", Data: []byte("c")}, // /tmp is made by writeInitramfs
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"usr": "40755 ", "usr/bin": "40755 ", "usr/bin/a": "100755 a",
+		"usr/sbin": "40755 ", "usr/sbin/b": "100644 b", "tmp/c": "100755 c"}
+	if d := cmp.Diff(readCpio(t, buf.Bytes()), want); d != "" {
+		t.Errorf("archive (-got +want):\n%s", d)
+	}
+	if err := addFiles(NewCpio(&buf), []File{{Guest: "relative", Data: nil}}); err == nil {
+		t.Error("a relative guest path: no error")
+	}
+}

@@ -18,6 +18,9 @@ const (
 	markEnd   = "=== pressure-vm end "
 	markDone  = "=== pressure-vm done"
 	markError = "=== pressure-vm error "
+	// Background programs (services) report their start and end.
+	markStarted = "=== pressure-vm started "
+	markExited  = "=== pressure-vm exited "
 )
 
 // program mirrors test/vm.Program.
@@ -27,9 +30,18 @@ type program struct {
 	Args []string
 	Env  []string
 	Dir  string
+	// Background programs are started and left running (services: containerd, the kubelet); the guest
+	// then stays up after the last program until the host stops it.
+	Background bool
+	// WaitFor is a path that must exist before the program starts (a socket of an earlier service).
+	WaitFor string
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "proxy" {
+		proxy(os.Args[2], os.Args[3])
+		return
+	}
 	out := openOutput()
 	if err := setup(); err != nil {
 		fmt.Fprintf(out, "%s%v\n", markError, err)
@@ -40,10 +52,22 @@ func main() {
 		fmt.Fprintf(out, "%s%v\n", markError, err)
 		powerOff()
 	}
+	services := false
 	for _, p := range progs {
+		if p.WaitFor != "" {
+			waitFor(out, p.WaitFor, 5*time.Minute)
+		}
+		if p.Background {
+			services = true
+			start(out, p)
+			continue
+		}
 		run(out, p)
 	}
 	fmt.Fprintln(out, markDone)
+	if services {
+		reapForever(out)
+	}
 	powerOff()
 }
 
@@ -98,6 +122,51 @@ func run(out *os.File, p program) {
 	fmt.Fprintf(out, "\n%s%s exit %d after %.2fs\n", markEnd, p.Name, code, time.Since(start).Seconds())
 }
 
+// background maps the PIDs of background programs to their names, so their end is reported.
+var background = map[int]string{}
+
+// start starts a background program with its output on out.
+func start(out *os.File, p program) {
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = p.Env, p.Dir, out, out
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(out, "%s%s: %v\n", markExited, p.Name, err)
+		return
+	}
+	background[cmd.Process.Pid] = p.Name
+	fmt.Fprintf(out, "%s%s pid %d\n", markStarted, p.Name, cmd.Process.Pid)
+}
+
+// waitFor waits until path exists, at most d.
+func waitFor(out *os.File, path string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fmt.Fprintf(out, "guestinit: %s still missing after %s\n", path, d)
+}
+
+// reapForever reaps children until the host stops the guest, reporting the end of background programs.
+func reapForever(out *os.File) {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			_ = syscall.Pause()
+			continue
+		}
+		if name, ok := background[got]; ok {
+			fmt.Fprintf(out, "%s%s status %v\n", markExited, name, ws)
+		}
+	}
+}
+
 // reapUntil waits for any child, as PID 1 must (orphans of the tests are re-parented to it), until pid
 // ends, and returns pid's exit status (-1 when a signal ended it).
 func reapUntil(pid int) int {
@@ -111,6 +180,9 @@ func reapUntil(pid int) int {
 			return -1
 		}
 		if got != pid {
+			if name, ok := background[got]; ok {
+				fmt.Fprintf(os.Stderr, "guestinit: background %s ended: %v\n", name, ws)
+			}
 			continue
 		}
 		if ws.Exited() {

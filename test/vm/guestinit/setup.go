@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,8 +13,9 @@ import (
 const CgroupRoot = "/sys/fs/cgroup"
 
 // controllers are enabled in the root's cgroup.subtree_control, so child cgroups have their files
-// (memory.current, memory.events, pids.current, io.stat, ...).
-var controllers = []string{"memory", "pids", "io"}
+// (memory.current, memory.events, pids.current, io.stat, ...). The kubelet needs cpu and cpuset too;
+// every other controller the kernel offers is enabled when possible.
+var controllers = []string{"memory", "pids", "io", "cpu", "cpuset"}
 
 type mount struct{ source, target, fstype, data string }
 
@@ -38,6 +40,11 @@ func setup() error {
 	for _, c := range controllers {
 		if err := writeFile(ctl, "+"+c); err != nil {
 			return err
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(CgroupRoot, "cgroup.controllers")); err == nil {
+		for _, c := range strings.Fields(string(b)) {
+			_ = writeFile(ctl, "+"+c) // optional ones (hugetlb, misc, rdma)
 		}
 	}
 	return nil

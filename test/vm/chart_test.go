@@ -1,0 +1,62 @@
+package vm_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/chartinstall"
+	"github.com/kube-pressure/pressure/test/images"
+	"github.com/kube-pressure/pressure/test/vm"
+)
+
+const chartTag = "v2guest"
+
+// chartValues install the agent alone on the guest node: the images imported at boot (never pulled), the
+// kubelet's configuration file in the guest, plain read-only host mounts (containerd 1.6 cannot make
+// them recursively read-only), and set.
+func chartValues(set ...string) []string {
+	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false",
+		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig, "agent.recursiveReadOnly=IfPossible"}, set...)
+}
+
+// chartParts are the helm binary and the agent's image, built once per test.
+type chartParts struct {
+	helm  chartinstall.Helm
+	image images.Image
+}
+
+func buildChartParts(ctx context.Context, t *testing.T) chartParts {
+	t.Helper()
+	root := moduleRoot(t)
+	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("helm unavailable: %v", err)
+		}
+		t.Skipf("helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
+	}
+	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chartParts{helm: h, image: imgs[0]}
+}
+
+// install runs helm install of the chart against the control plane and waits for the agent pod on n to be
+// Ready. It returns the release (uninstall it before the node stops) and the time the install took.
+func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) (chartinstall.Release, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	rel := chartinstall.Release{Helm: c.helm, Chart: chartinstall.ChartDir(moduleRoot(t)), Name: "pressure",
+		Namespace: vm.ChartNamespace, Kubeconfig: p.cp.Kubeconfig()}
+	out, err := rel.Install(ctx, chartValues(set...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, n.Guest.Tail(40))
+	}
+	if _, err := chartinstall.WaitAgent(ctx, n.Client, vm.ChartNamespace, n.Name); err != nil {
+		t.Fatalf("%v\n%s", err, n.Guest.Tail(40))
+	}
+	return rel, time.Since(start)
+}

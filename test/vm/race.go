@@ -1,0 +1,184 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/test/images"
+)
+
+// RaceResult is one OOM race on a guest node: a stress pod ramps memory until someone ends it.
+type RaceResult struct {
+	Rate string // the stress pod's --rate ("0": as fast as the guest goes)
+	// Evictor is "agent" (a PressureEviction event), "kubelet" (the pod Evicted by the kubelet), or
+	// "none" (the pod ended otherwise, e.g. OOM-killed, or the race timed out).
+	Evictor string
+	// OOMKills is the increase of oom_kill in the pods cgroup's memory.events during the race (the
+	// kernel's kills of any pod's process); OOMKilled is the stress container's OOMKilled status.
+	OOMKills  int
+	OOMKilled bool
+	// Elapsed runs from the stress pod's Running phase to the eviction (or its end).
+	Elapsed time.Duration
+	// PeakMiB is the highest memory.current of the pods cgroup sampled; RateMiBps the fastest growth
+	// over 3 s of samples (the achieved ramp, guest time).
+	PeakMiB, RateMiBps float64
+	Detail             string
+}
+
+func (r RaceResult) String() string {
+	return fmt.Sprintf("rate %s: evictor %s, oom_kill %d, OOMKilled %v, %s after Running, pods cgroup peak %.0f MiB, ramp %.1f MiB/s%s",
+		r.Rate, r.Evictor, r.OOMKills, r.OOMKilled, r.Elapsed.Round(100*time.Millisecond), r.PeakMiB, r.RateMiBps, r.Detail)
+}
+
+// Race creates namespace ns and in it a BestEffort stress pod on the node (host network: no CNI plugin
+// in the guest) that ramps memory at rate toward 3Gi, and waits until it is evicted or ends (at most
+// timeout).
+func (n *Node) Race(ctx context.Context, ns, rate string, timeout time.Duration) (RaceResult, error) {
+	res := RaceResult{Rate: rate, Evictor: "none"}
+	c := n.Client
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return res, fmt.Errorf("race namespace: %w", err)
+	}
+	before := n.lastOOMKills()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stress", Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName: n.Name, HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []corev1.Container{{Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"mem", "--rate", rate, "--target", "3Gi"}}},
+		},
+	}
+	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return res, fmt.Errorf("race pod: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var running time.Time
+	for {
+		p, err := c.CoreV1().Pods(ns).Get(ctx, "stress", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return n.finish(ctx, ns, res, running, before, nil)
+		case err != nil && ctx.Err() == nil:
+			// a transient API error: try again
+		case err != nil:
+			return n.finish(context.Background(), ns, res, running, before, fmt.Errorf("race timed out after %s", timeout))
+		default:
+			if running.IsZero() && p.Status.Phase == corev1.PodRunning {
+				running = time.Now()
+			}
+			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded || p.DeletionTimestamp != nil {
+				res.OOMKilled = oomKilled(p)
+				if p.Status.Reason == "Evicted" {
+					res.Evictor = "kubelet"
+				}
+				return n.finish(ctx, ns, res, running, before, nil)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// finish reads the events and the sampler after the pod ended: who evicted, the kernel's OOM kills.
+func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running time.Time, before int, raceErr error) (RaceResult, error) {
+	if !running.IsZero() {
+		res.Elapsed = time.Since(running)
+	}
+	time.Sleep(3 * time.Second) // the sampler's next lines, the kubelet's status and events
+	evs, err := n.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return res, fmt.Errorf("race events: %w", err)
+	}
+	for _, e := range evs.Items {
+		switch {
+		case e.Reason == actuate.ReasonPressureEviction:
+			res.Evictor = "agent"
+		case e.Reason == "Evicted" && e.Source.Component == "kubelet" && res.Evictor == "none":
+			res.Evictor = "kubelet"
+		case e.Reason == "OOMKilling" || strings.Contains(e.Message, "OOMKilled"):
+			res.OOMKilled = true
+		}
+	}
+	if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, "stress", metav1.GetOptions{}); err == nil && oomKilled(p) {
+		res.OOMKilled = true
+	}
+	res.OOMKills = n.lastOOMKills() - before
+	res.PeakMiB, res.RateMiBps = rampOf(n.Samples())
+	return res, raceErr
+}
+
+func oomKilled(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.Reason == "OOMKilled" {
+			return true
+		}
+		if t := s.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
+			return true
+		}
+	}
+	return false
+}
+
+// sample is one sampler line: guest uptime, memory.current of the pods cgroup, its oom_kill count.
+type sample struct {
+	at       float64
+	current  float64
+	oomKills int
+}
+
+func parseSample(line string) (sample, bool) {
+	f := strings.Fields(strings.TrimPrefix(line, markSample))
+	if len(f) < 4 || f[2] != "oom_kill" {
+		return sample{}, false
+	}
+	at, err1 := strconv.ParseFloat(f[0], 64)
+	cur, err2 := strconv.ParseFloat(f[1], 64)
+	k, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return sample{}, false
+	}
+	return sample{at: at, current: cur, oomKills: k}, true
+}
+
+func (n *Node) lastOOMKills() int {
+	lines := n.Samples()
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s, ok := parseSample(lines[i]); ok {
+			return s.oomKills
+		}
+	}
+	return 0
+}
+
+// rampOf is the peak of memory.current in MiB and its fastest growth over at least 3 s of samples.
+func rampOf(lines []string) (peakMiB, rateMiBps float64) {
+	var ss []sample
+	for _, l := range lines {
+		if s, ok := parseSample(l); ok {
+			ss = append(ss, s)
+		}
+	}
+	for i, s := range ss {
+		peakMiB = max(peakMiB, s.current/(1<<20))
+		for j := i + 1; j < len(ss); j++ {
+			if dt := ss[j].at - s.at; dt >= 3 {
+				rateMiBps = max(rateMiBps, (ss[j].current-s.current)/(1<<20)/dt)
+				break
+			}
+		}
+	}
+	return peakMiB, rateMiBps
+}
