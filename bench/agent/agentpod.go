@@ -27,7 +27,7 @@ type contender struct {
 func contenderByName(s string) (contender, bool) {
 	switch s {
 	case "A":
-		return contender{name: "A", label: "pressure-agent installed by the chart (defaults)", agent: true,
+		return contender{name: "A", label: "pressure-agent installed by the chart (memcg notifier, root, non-recursive read-only mounts)", agent: true,
 			values: []string{"agent.config.podStatsMaxAge=1m"}}, true
 	case "A0":
 		return contender{name: "A0", label: "the same with agent.config.podStatsMaxAge=0s (every pod's cgroups read on every sync, as before)",

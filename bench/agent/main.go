@@ -35,7 +35,7 @@ func main() {
 	var rates, contenders string
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
 	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
-	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (defaults); A0: the same reading every pod's stats on every sync (steady state only); C: kubelet alone (agent pod off the node)")
+	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (memcg notifier contender: root, non-recursive read-only mounts); A0: the same reading every pod's stats on every sync (steady state only); C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
 	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
 	flag.IntVar(&o.steadyRounds, "steady-rounds", 1, "steady-state rounds, each measuring every agent contender once, interleaved")

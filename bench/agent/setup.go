@@ -131,12 +131,12 @@ func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 	return b.install(ctx, h)
 }
 
-// install installs the chart with its defaults and what the node needs (chartinstall.NodeValues),
-// janitor off, and waits for the agent pod.
+// install installs the chart with what the node needs (chartinstall.NodeValues) and the memcg notifier
+// contender's values (chartinstall.MemcgRootValues), janitor off, and waits for the agent pod.
 func (b *bench) install(ctx context.Context, h chartinstall.Helm) error {
 	b.helm = h
 	rel := b.release()
-	values := append(chartinstall.NodeValues(b.node, imageTag), "janitor.enabled=false")
+	values := append(append(chartinstall.NodeValues(b.node, imageTag), chartinstall.MemcgRootValues()...), "janitor.enabled=false")
 	b.values = values
 	t0 := time.Now()
 	if out, err := rel.Install(ctx, values...); err != nil {

@@ -10,7 +10,8 @@ import (
 	"github.com/kube-pressure/pressure/internal/signal"
 )
 
-// Pod annotations the kubelet reads to classify static and mirror pods.
+// Pod annotations the kubelet reads to classify static and mirror pods. Of a pod read from the API
+// server only config.mirror means anything (see critical).
 const (
 	configSourceAnnotation = "kubernetes.io/config.source"
 	configMirrorAnnotation = "kubernetes.io/config.mirror"
@@ -57,13 +58,17 @@ func Candidate(pod *corev1.Pod, stats map[string]signal.PodStats) rank.Candidate
 	return c
 }
 
-// critical mirrors kubelet IsCriticalPod: static (config.source annotation present and not
-// "api"), mirror (config.mirror annotation present), or priority >= 2000000000.
+// critical mirrors the kubelet's IsCriticalPod for a pod read from the API server: a mirror pod
+// (config.mirror annotation present: the API's copy of a static pod, whose own copy the kubelet
+// treats as static), or priority >= 2000000000. The config.source annotation of an API pod decides
+// nothing: the API server does not validate it and the kubelet overwrites it with "api" in its own
+// copy of every pod it gets from the API server, so a tenant who sets config.source "file" on its pod
+// is still evicted by the kubelet, and by us.
 func critical(pod *corev1.Pod) (bool, string) {
-	if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != apiserverSource {
-		return true, fmt.Sprintf("static pod (%s=%q)", configSourceAnnotation, src)
-	}
 	if _, ok := pod.Annotations[configMirrorAnnotation]; ok {
+		if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != apiserverSource {
+			return true, fmt.Sprintf("static pod (%s=%q)", configSourceAnnotation, src)
+		}
 		return true, "mirror pod"
 	}
 	if p := pod.Spec.Priority; p != nil && *p >= rank.SystemCriticalPriority {

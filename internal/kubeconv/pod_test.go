@@ -124,8 +124,14 @@ func TestCandidateCritical(t *testing.T) {
 		wantReason string
 		wantPrio   int32
 	}{
-		{"static pod from a file is critical", pod("s", nil, ann("kubernetes.io/config.source", "file")), true,
-			`static pod (kubernetes.io/config.source="file")`, 0},
+		{"static pod from a file, as the API server shows it (its mirror pod), is critical",
+			pod("s", nil, func(p *corev1.Pod) {
+				p.Annotations = map[string]string{"kubernetes.io/config.source": "file", "kubernetes.io/config.mirror": "abc"}
+			}), true, `static pod (kubernetes.io/config.source="file")`, 0},
+		// The API server does not validate config.source and the kubelet overwrites it with "api" in its
+		// own copy: a tenant's pod that sets it is evicted like any other (issue 30, item 1).
+		{"API pod with a spoofed config.source file is not critical", pod("spoof", nil, ann("kubernetes.io/config.source", "file")), false, "", 0},
+		{"API pod with a spoofed config.source http is not critical", pod("spoof2", nil, ann("kubernetes.io/config.source", "http")), false, "", 0},
 		{"config.source api is not static", pod("a", nil, ann("kubernetes.io/config.source", "api")), false, "", 0},
 		{"mirror pod is critical", pod("m", nil, ann("kubernetes.io/config.mirror", "abc")), true, "mirror pod", 0},
 		{"priority 2000000000 is critical", pod("p", nil, prio(2000000000)), true, "priority 2000000000 >= 2000000000", 2000000000},

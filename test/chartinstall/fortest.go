@@ -23,7 +23,8 @@ type ForTest struct {
 	Client               kubernetes.Interface
 }
 
-// Install installs the release with set beside NodeValues, waits for its Ready agent pod and returns it;
+// Install installs the release with set beside NodeValues and MemcgRootValues (the e2e tests' agent
+// is the memcg notifier contender), waits for its Ready agent pod and returns it;
 // the release is uninstalled, and the agent pod gone from the node, when t ends (the package's later tests
 // see no agent they did not start). On failure the agent's log tail is printed. Without helm the test
 // skips, or fails under CI=true.
@@ -49,7 +50,7 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 		t.Fatal(err)
 	}
 	rel := Release{Helm: h, Chart: ChartDir(root), Name: f.Name, Namespace: f.Namespace, Kubeconfig: f.ControlPlane.Kubeconfig()}
-	values := append(append(NodeValues(f.Node, f.Tag), "janitor.enabled=false"), set...)
+	values := append(append(append(NodeValues(f.Node, f.Tag), MemcgRootValues()...), "janitor.enabled=false"), set...)
 	out, err := rel.Install(ctx, values...)
 	t.Cleanup(func() { f.uninstall(t, rel) })
 	if err != nil {

@@ -24,20 +24,30 @@ type Release struct {
 // ChartDir is the chart of the module at root.
 func ChartDir(root string) string { return filepath.Join(root, "deploy", "helm", "pressure") }
 
-// NodeValues are the values an install on the level-2 test node needs beside the defaults: the
-// images DaemonImages wrote with tag (imported, never pulled), the test kubelet's configuration
-// file, read-only host mounts that are not recursive, since containerd 1.6 here cannot make
-// mounts recursively read-only (2.0+ can) and the default Enabled would keep the agent from
-// starting, and the memcg notifier of a cgroup v1 node whose kubelet uses the cgroupfs driver
-// (pods cgroup kubepods), as an operator of such a node sets it.
+// NodeValues are the values an install on the level-2 test node needs beside the chart's defaults,
+// and nothing more: the images DaemonImages wrote with tag (imported, never pulled) and the test
+// kubelet's configuration file. With these alone the agent runs as the chart installs it by default:
+// non-root, no capability, host mounts read-only (recursiveReadOnly Auto: IfPossible, which containerd
+// 1.6 here serves as plain read-only mounts).
 func NodeValues(node *cluster.Node, tag string) []string {
 	return []string{
 		"image.pullPolicy=Never",
 		"image.tag=" + tag,
 		"agent.kubeletConfig.hostPath=" + node.KubeletConfigPath(),
-		"agent.recursiveReadOnly=IfPossible",
+	}
+}
+
+// MemcgRootValues are the named contender "memcg notifier (root, non-recursive read-only mounts)": the
+// cgroup v1 memcg threshold notifier of a node whose kubelet uses the cgroupfs driver (pods cgroup
+// kubepods), which runs the agent as uid 0. The chart wants recursive read-only mounts for a uid 0
+// agent, which containerd 1.6 here cannot make (2.0+ can), so this contender accepts the writable
+// cgroup tree explicitly, as an operator of such a node would have to.
+func MemcgRootValues() []string {
+	return []string{
 		"agent.notifiers.memcg.enabled=true",
 		"agent.notifiers.memcg.podsCgroup=" + PodsCgroup,
+		"agent.recursiveReadOnly=IfPossible",
+		"agent.insecureRootWithoutRecursiveReadOnly=true",
 	}
 }
 

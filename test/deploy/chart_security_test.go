@@ -92,11 +92,17 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 		set  []string
 		want string
 	}{
-		{name: "default", want: "Enabled"},
-		{name: "host kubelet root dir and kill rung", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
-		{name: "older runtime", set: []string{"agent.recursiveReadOnly=IfPossible"}, want: "IfPossible"},
-		{name: "per-pod disk usage", set: []string{"agent.podDiskUsage.enabled=true"}, want: "Enabled"},
-		{name: "memcg notifier (its two event_control files are checked by the memcg test)", set: []string{"agent.notifiers.memcg.enabled=true"}, want: "Enabled"},
+		// The default non-root agent cannot write a root-owned cgroup file of a writable submount: it takes
+		// the runtime's best (recursive on containerd 2.0+, plain read-only on 1.6/1.7, which still starts).
+		{name: "default: non-root agent, recursive where the runtime can", want: "IfPossible"},
+		{name: "per-pod disk usage, still non-root", set: []string{"agent.podDiskUsage.enabled=true"}, want: "IfPossible"},
+		{name: "non-root agent with Enabled asked for", set: []string{"agent.recursiveReadOnly=Enabled"}, want: "Enabled"},
+		{name: "older runtime asked for", set: []string{"agent.recursiveReadOnly=IfPossible"}, want: "IfPossible"},
+		// Every setting that runs the agent as uid 0 gets recursive read-only mounts under Auto.
+		{name: "host kubelet root dir and kill rung (root)", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
+		{name: "memcg notifier, root (its two event_control files are checked by the memcg test)", set: []string{"agent.notifiers.memcg.enabled=true"}, want: "Enabled"},
+		{name: "sub-second psi, root", set: []string{"agent.notifiers.psi.subSecond=true"}, want: "Enabled"},
+		{name: "root on an older runtime, accepted explicitly", set: []string{"agent.notifiers.memcg.enabled=true", "agent.recursiveReadOnly=IfPossible", "agent.insecureRootWithoutRecursiveReadOnly=true"}, want: "IfPossible"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := find(t, objects(t, render(t, defaultValues, tc.set...)), "DaemonSet", "pressure-agent")
@@ -267,7 +273,13 @@ func TestBadSecurityValuesAreRefusedNamingTheValue(t *testing.T) {
 		{"agent.image.digest=sha256:abc", `image digest "sha256:abc" of pressure-agent`},
 		{"janitor.image.digest=latest", `image digest "latest" of pressure-janitor`},
 		{"agent.kubeletConfig.source=configz", `agent.kubeletConfig.source "configz": want file or nodeProxy`},
-		{"agent.recursiveReadOnly=Yes", `agent.recursiveReadOnly "Yes": want Enabled, IfPossible or Disabled`},
+		{"agent.recursiveReadOnly=Yes", `agent.recursiveReadOnly "Yes": want Auto, Enabled, IfPossible or Disabled`},
+		{"agent.recursiveReadOnly=IfPossible,agent.notifiers.memcg.enabled=true",
+			`agent.recursiveReadOnly "IfPossible" with agent.notifiers.memcg.enabled=true: these run the agent as uid 0`},
+		{"agent.recursiveReadOnly=Disabled,agent.cgroupKill.enabled=true",
+			`agent.recursiveReadOnly "Disabled" with agent.cgroupKill.enabled=true: these run the agent as uid 0`},
+		{"agent.recursiveReadOnly=IfPossible,agent.notifiers.psi.subSecond=true,agent.cgroupKill.enabled=true",
+			`agent.recursiveReadOnly "IfPossible" with agent.cgroupKill.enabled=true, agent.notifiers.psi.subSecond=true: these run the agent as uid 0`},
 		{"agent.kubeletConfig.hostPath=", "agent.kubeletConfig.hostPath is required"},
 		{"agent.notifiers.memcg.enabled=true,agent.notifiers.memcg.podsCgroup=../../etc", `agent.notifiers.memcg.podsCgroup "../../etc": want the pods cgroup`},
 	} {

@@ -117,6 +117,9 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 		return nil
 	})
 	t.Logf("agent and janitor pods Ready %s after helm install", time.Since(start).Round(time.Second))
+	// The chart's defaults on this containerd 1.6 node (no --set of recursiveReadOnly): the agent started,
+	// as its non-root user without capabilities, behind read-only host mounts (issue 30, item 2).
+	checkAgentIsNonRootBehindReadOnlyMounts(t, c)
 	// The agent's first sync publishes its node's (empty) avoidances: the chart's Role and admission
 	// policy let the deployed agent, with the token the kubelet mounted, write exactly that ConfigMap.
 	waitFor(t, "the agent's avoidance ConfigMap", 60*time.Second, func() error {
@@ -131,8 +134,12 @@ func TestChartOnARealNodeAgentEvictsAMemoryHogBeforeTheKubelet(t *testing.T) {
 	})
 
 	createNamespace(t, cp, workload)
+	// The hog claims to be a static pod: the API server does not validate config.source, and the kubelet
+	// overwrites it with "api" in its own copy, so the agent must rank and evict it like any other pod
+	// (issue 30, item 1: before, the agent took it for a critical static pod and skipped it).
 	hog := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: workload},
+		ObjectMeta: metav1.ObjectMeta{Name: "hog", Namespace: workload,
+			Annotations: map[string]string{"kubernetes.io/config.source": "file"}},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](5),

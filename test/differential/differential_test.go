@@ -256,7 +256,7 @@ func compareCase(c *Case, res Result, tl *tally) string {
 			Config: cfg, DisableLocalStorageCapacityIsolation: !lsci}
 		for p := range step.Pods {
 			if !evicted[string(step.Pods[p].UID)] {
-				in.Candidates = append(in.Candidates, kubeconv.Candidate(&step.Pods[p], snap.Pods))
+				in.Candidates = append(in.Candidates, kubeconv.Candidate(apiView(&step.Pods[p]), snap.Pods))
 			}
 		}
 		next, d := ourStep(st, in, &after)

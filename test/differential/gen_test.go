@@ -318,6 +318,9 @@ func probes() []v1.Pod {
 		{ObjectMeta: metav1.ObjectMeta{Name: "probe-static", Namespace: "kube-system", UID: "probe-5",
 			Annotations: map[string]string{"kubernetes.io/config.source": "file"}},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "probe-spoofed-static", Namespace: "default", UID: "probe-6",
+			Annotations: map[string]string{"kubernetes.io/config.source": "api", spoofAnnotation: "file"}},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
 	}
 }
 

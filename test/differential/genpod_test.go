@@ -91,6 +91,9 @@ func (g *gen) genPod(i int) v1.Pod {
 		p.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
 	case g.chance(0.03):
 		p.Annotations = map[string]string{"kubernetes.io/config.source": "api", "kubernetes.io/config.mirror": "abc"}
+	case g.chance(0.04):
+		// A tenant's pod that claims to be a static pod: the kubelet evicts it like any other.
+		p.Annotations = map[string]string{"kubernetes.io/config.source": "api", spoofAnnotation: "file"}
 	}
 	if t := []int64{-1, 0, 30, 120}[g.r.Intn(4)]; t >= 0 {
 		p.Spec.TerminationGracePeriodSeconds = &t
@@ -201,4 +204,28 @@ func (g *gen) podStats(p *v1.Pod, stamp time.Time, big bool) statsapi.PodStats {
 		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: u64(n)}
 	}
 	return ps
+}
+
+// spoofAnnotation marks a generated pod whose API copy carries a tenant's config.source (its value): the
+// kubelet's own copy has config.source "api" (the kubelet overwrites it), ours the spoofed value.
+const spoofAnnotation = "test.pressure.kube-pressure.io/spoofed-config-source"
+
+// apiView is the API server's copy of a pod the kubelet's eviction manager sees as generated: a static
+// pod (config.source not "api") is shown as its mirror pod (config.mirror added), and a pod marked with
+// spoofAnnotation carries the spoofed config.source. kubeconv reads pods from the API server.
+func apiView(p *v1.Pod) *v1.Pod {
+	src, ok := p.Annotations["kubernetes.io/config.source"]
+	spoof, spoofed := p.Annotations[spoofAnnotation]
+	if !spoofed && (!ok || src == "api") {
+		return p
+	}
+	q := p.DeepCopy()
+	switch {
+	case spoofed:
+		q.Annotations["kubernetes.io/config.source"] = spoof
+		delete(q.Annotations, spoofAnnotation)
+	case q.Annotations["kubernetes.io/config.mirror"] == "":
+		q.Annotations["kubernetes.io/config.mirror"] = "mirror-of-" + string(p.UID)
+	}
+	return q
 }

@@ -102,7 +102,7 @@ func setConditions(sr *StepResult, conds []signal.NodeCondition, probes []v1.Pod
 	}
 	sr.Admissions = nil
 	for i := range probes {
-		ok, msg := decision.Admit(conds, kubeconv.Candidate(&probes[i], nil))
+		ok, msg := decision.Admit(conds, kubeconv.Candidate(apiView(&probes[i]), nil))
 		a := Admission{Name: probes[i].Name, Admit: ok, Message: msg}
 		if !ok {
 			a.Reason = decision.Reason

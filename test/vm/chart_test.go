@@ -13,9 +13,10 @@ import (
 
 const chartTag = "v2guest"
 
-// chartValues install the agent alone on the guest node: the images imported at boot (never pulled), the
-// kubelet's configuration file in the guest, plain read-only host mounts (containerd 1.6 cannot make
-// them recursively read-only), and set.
+// chartValues install the agent alone on the guest node with the chart's defaults and what the node needs:
+// the images imported at boot (never pulled) and the kubelet's configuration file in the guest, then set.
+// recursiveReadOnly stays the default Auto: the non-root agent gets IfPossible, which the guest's
+// containerd 1.6 serves as plain read-only mounts (one read-only cgroup2 mount on this v2 node).
 func chartValues(set ...string) []string {
 	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false",
 		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig, "agent.recursiveReadOnly=IfPossible"}, set...)

@@ -67,8 +67,12 @@ the reference is pinned: <repository>@sha256:... (the tag is then ignored). */}}
 {{- if not (has $a.kubeletConfig.source (list "file" "nodeProxy")) -}}
 {{- fail (printf "agent.kubeletConfig.source %q: want file or nodeProxy" $a.kubeletConfig.source) -}}
 {{- end -}}
-{{- if not (has $a.recursiveReadOnly (list "Enabled" "IfPossible" "Disabled")) -}}
-{{- fail (printf "agent.recursiveReadOnly %q: want Enabled, IfPossible or Disabled" $a.recursiveReadOnly) -}}
+{{- if not (has $a.recursiveReadOnly (list "Auto" "Enabled" "IfPossible" "Disabled")) -}}
+{{- fail (printf "agent.recursiveReadOnly %q: want Auto, Enabled, IfPossible or Disabled" $a.recursiveReadOnly) -}}
+{{- end -}}
+{{- $root := include "pressure.agent.rootSettings" . -}}
+{{- if and $root (has $a.recursiveReadOnly (list "IfPossible" "Disabled")) (not $a.insecureRootWithoutRecursiveReadOnly) -}}
+{{- fail (printf "agent.recursiveReadOnly %q with %s: these run the agent as uid 0, and a mount that is not recursively read-only leaves the cgroup v1 controllers (and any volume below a mounted directory) writable to it; set agent.recursiveReadOnly=Enabled (containerd 2.0+, CRI-O 1.30+), or turn %s off on an older runtime, or accept the writable tree with agent.insecureRootWithoutRecursiveReadOnly=true (docs/security.md)" $a.recursiveReadOnly $root $root) -}}
 {{- end -}}
 {{- if and $a.notifiers.memcg.enabled (or (not $a.notifiers.memcg.podsCgroup) (contains ".." $a.notifiers.memcg.podsCgroup)) -}}
 {{- fail (printf "agent.notifiers.memcg.podsCgroup %q: want the pods cgroup below the memory controller, e.g. kubepods or kubepods.slice" $a.notifiers.memcg.podsCgroup) -}}
@@ -78,6 +82,27 @@ the reference is pinned: <repository>@sha256:... (the tag is then ignored). */}}
 {{/* The ServiceAccount user names the admission policies match. */}}
 {{- define "pressure.agent.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.agent.fullname" . }}{{- end -}}
 {{- define "pressure.janitor.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "pressure.janitor.fullname" . }}{{- end -}}
+
+{{/* The settings that run the agent as uid 0, as "a=true, b=true", or "" when it runs as its non-root
+user without capabilities. */}}
+{{- define "pressure.agent.rootSettings" -}}
+{{- $a := .Values.agent -}}
+{{- $on := list -}}
+{{- if $a.notifiers.memcg.enabled -}}{{- $on = append $on "agent.notifiers.memcg.enabled=true" -}}{{- end -}}
+{{- if $a.cgroupKill.enabled -}}{{- $on = append $on "agent.cgroupKill.enabled=true" -}}{{- end -}}
+{{- if $a.notifiers.psi.subSecond -}}{{- $on = append $on "agent.notifiers.psi.subSecond=true" -}}{{- end -}}
+{{- join ", " $on -}}
+{{- end -}}
+
+{{/* The recursiveReadOnly of the agent's host mounts: agent.recursiveReadOnly, with Auto resolved to
+Enabled for a uid 0 agent and IfPossible for the non-root one. */}}
+{{- define "pressure.agent.recursiveReadOnly" -}}
+{{- $a := .Values.agent -}}
+{{- if ne $a.recursiveReadOnly "Auto" -}}{{- $a.recursiveReadOnly -}}
+{{- else if include "pressure.agent.rootSettings" . -}}Enabled
+{{- else -}}IfPossible
+{{- end -}}
+{{- end -}}
 
 {{/* The agent's container securityContext: values (non-root, no capability), or root (uid 0) when a
 notifier or the kill rung needs it: the memcg notifier writes cgroup.event_control (root's, mode 0200:
@@ -90,7 +115,7 @@ CAP_KILL (a non-root process gets no effective capabilities). */}}
 {{- $add := default list $caps.add -}}
 {{- if $a.cgroupKill.enabled -}}{{- $add = append $add "KILL" -}}{{- end -}}
 {{- if $a.notifiers.psi.subSecond -}}{{- $add = append $add "SYS_RESOURCE" -}}{{- end -}}
-{{- if or $a.cgroupKill.enabled $a.notifiers.memcg.enabled $a.notifiers.psi.subSecond -}}
+{{- if include "pressure.agent.rootSettings" . -}}
 {{- $_ := set $sc "runAsUser" 0 -}}
 {{- $_ := set $sc "runAsGroup" 0 -}}
 {{- $_ := set $sc "runAsNonRoot" false -}}
