@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +176,39 @@ func TestAnExpiredAvoidanceChangesNoPod(t *testing.T) {
 	})
 	if got := avoidedBy(t, c, releaseNS, expired); len(got) != 0 {
 		t.Errorf("a pod of an owner whose avoidance ended a minute ago excludes %v, want nothing", got)
+	}
+}
+
+// TestWithoutAdmissionPoliciesTheAvoidanceFeatureAndItsConfigMapRightsAreOff: without the policies
+// nothing confines who writes avoidances, and the agent's token could write any ConfigMap of the
+// release namespace (the daemons' configuration included). So nothing of the feature is rendered.
+func TestWithoutAdmissionPoliciesTheAvoidanceFeatureAndItsConfigMapRightsAreOff(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want bool
+	}{
+		{"default", nil, true},
+		{"admission policies off", []string{"agent.admissionPolicy.enabled=false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := objects(t, render(t, defaultValues, tc.set...))
+			var got []string
+			for _, o := range objs {
+				if k := o.GetKind(); k == "Role" || k == "RoleBinding" || k == "MutatingAdmissionPolicy" || k == "ValidatingAdmissionPolicy" {
+					if n := o.GetName(); n == "pressure-agent-avoidance" || n == "pressure-agent-avoid-evicted-node" ||
+						n == "pressure-agent-own-avoidance" || n == "pressure-agent-avoidance-writers" {
+						got = append(got, k+"/"+n)
+					}
+				}
+			}
+			if want := map[bool]int{true: 5, false: 0}[tc.want]; len(got) != want {
+				t.Errorf("avoidance objects %v, want %d", got, want)
+			}
+			cfg := configFile(t, objs, "pressure-agent")
+			if has := strings.Contains(cfg, "avoidanceNamespace"); has != tc.want {
+				t.Errorf("agent configuration names an avoidance namespace: %v, want %v\n%s", has, tc.want, cfg)
+			}
+		})
 	}
 }
