@@ -55,16 +55,32 @@ func avoidanceCM(namespace, name, node string, data map[string]string) *corev1.C
 }
 
 // avoidedBy returns the nodes a dry-run pod of a ReplicaSet with UID owner, created in namespace,
-// is made to avoid.
-func avoidedBy(t *testing.T, c kubernetes.Interface, namespace, owner string) []string {
-	t.Helper()
+// is made to avoid (an error while the namespace's default ServiceAccount is not there yet).
+func avoidedBy(c kubernetes.Interface, namespace, owner string) ([]string, error) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: namespace, OwnerReferences: []metav1.OwnerReference{
 		{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "w", UID: types.UID(owner), Controller: ptr.To(true)}}}, Spec: avoidPodSpec()}
 	got, err := c.CoreV1().Pods(namespace).Create(context.Background(), p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return avoided(*got)
+	a := avoided(*got)
+	slices.Sort(a)
+	return a, nil
+}
+
+// wantAvoided waits until a dry-run pod of owner in namespace avoids exactly want.
+func wantAvoided(t *testing.T, c kubernetes.Interface, what, namespace, owner string, want []string) {
+	t.Helper()
+	waitFor(t, what, 30*time.Second, func() error {
+		got, err := avoidedBy(c, namespace, owner)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("excluded nodes %v, want %v", got, want)
+		}
+		return nil
+	})
 }
 
 // TestOnlyAgentsAndAdminsMayWriteAvoidancesAndOthersAreIgnored: raw requests with an agent token, a
@@ -143,14 +159,7 @@ func TestOnlyAgentsAndAdminsMayWriteAvoidancesAndOthersAreIgnored(t *testing.T) 
 	// What the policy then does with the hog's new pods, in either namespace: it avoids A (the agent)
 	// and B (the operator), and nothing the other namespace's writer wrote (node-w).
 	for _, ns := range []string{releaseNS, other} {
-		waitFor(t, "pods of the hog in "+ns+" avoid exactly what the agent and the operator wrote", 30*time.Second, func() error {
-			got := avoidedBy(t, c, ns, hog)
-			slices.Sort(got)
-			if !slices.Equal(got, []string{"node-a", "node-b"}) {
-				return fmt.Errorf("excluded nodes %v, want node-a (agent) and node-b (operator)", got)
-			}
-			return nil
-		})
+		wantAvoided(t, c, "pods of the hog in "+ns+" avoid node-a (agent) and node-b (operator), not node-w", ns, hog, []string{"node-a", "node-b"})
 	}
 }
 
@@ -168,13 +177,12 @@ func TestAnExpiredAvoidanceChangesNoPod(t *testing.T) {
 	if _, err := c.CoreV1().ConfigMaps(releaseNS).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the current avoidance applies", 30*time.Second, func() error {
-		if got := avoidedBy(t, c, releaseNS, current); !slices.Equal(got, []string{"node-a"}) {
-			return fmt.Errorf("excluded nodes %v, want node-a", got)
-		}
-		return nil
-	})
-	if got := avoidedBy(t, c, releaseNS, expired); len(got) != 0 {
+	wantAvoided(t, c, "the current avoidance applies", releaseNS, current, []string{"node-a"})
+	got, err := avoidedBy(c, releaseNS, expired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
 		t.Errorf("a pod of an owner whose avoidance ended a minute ago excludes %v, want nothing", got)
 	}
 }
