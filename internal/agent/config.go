@@ -7,6 +7,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
 // Config is everything Run needs, typed and defaulted (internal/config/agent converts the
@@ -33,8 +34,10 @@ type Config struct {
 	// PodsDir is the kubelet's pods directory, where each pod's local volumes are measured; empty means
 	// <NodefsPath>/pods.
 	PodsDir string
-	Ladder  actuate.LadderConfig
-	Ledger  loopbreaker.LedgerPolicy
+	// PodDiskWalk bounds each pod's disk walk (zero fields: podfs's defaults).
+	PodDiskWalk podfs.Limits
+	Ladder      actuate.LadderConfig
+	Ledger      loopbreaker.LedgerPolicy
 	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
 	// TaintKey is the pressure taint's key (default loopbreaker.TaintKey).

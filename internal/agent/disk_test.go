@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -191,5 +193,44 @@ func TestAFailedPodStillBeingDeletedKeepsItsDiskCredit(t *testing.T) {
 	}
 	if d := cmp.Diff(dh.ladder.names(), []string{"writer"}); d != "" {
 		t.Errorf("evicted while the Failed writer's emptyDir still held its space (-got +want):\n%s\ntrace:\n%s", d, res.trace())
+	}
+}
+
+// Issue 30, finding 6: a pod whose disk walk stops at the configured limit is measured as a lower
+// bound, said in the log with the pod's UID and counted as pressure_agent_errors_total{stage="pod_disk_walk"}.
+func TestAPodDiskWalkStoppedAtItsLimitIsLoggedAndCounted(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "pods", "uid-many", "volumes", "kubernetes.io~empty-dir", "scratch")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1500 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	r := &runner{cfg: Config{NodefsPath: root, PodDiskWalk: podfs.Limits{MaxEntries: 1000}}, metrics: m,
+		log: slog.New(slog.NewTextHandler(&logged, nil))}
+	fs := r.podFS()
+	fs.MinInterval = -1
+	pods, err := fs.Pods(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := pods["uid-many"].Volumes; len(v) != 1 || *v[0].InodesUsed != 1001 {
+		t.Errorf("volumes %+v, want scratch with 1001 inodes, counted up to the limit (the volume directory and 1000 files)", v)
+	}
+	if got := counter(reg, "pressure_agent_errors_total", "stage", "pod_disk_walk"); got != 1 {
+		t.Errorf("pressure_agent_errors_total{stage=pod_disk_walk} = %v, want 1", got)
+	}
+	if !strings.Contains(logged.String(), "pod disk usage is a lower bound") || !strings.Contains(logged.String(), "uid-many") ||
+		!strings.Contains(logged.String(), "more than 1000 entries") {
+		t.Errorf("log %q, want the lower bound said with the pod and the limit", logged.String())
 	}
 }

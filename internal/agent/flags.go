@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
 // Overrides are pressure-agent's command-line flags. The caller owns the FlagSet (flags live in package
@@ -86,6 +87,7 @@ func FromConfig(c *agentcfg.Config) Config {
 	out.CgroupRoot, out.ProcRoot = c.Paths.CgroupRoot, c.Paths.ProcRoot
 	out.NodefsPath, out.ImagefsPath, out.PodLogsDir = c.Paths.KubeletRootDir, c.Paths.ImageFsDir, c.Paths.PodLogsDir
 	out.PodsDir = c.Paths.KubeletPodsDir
+	out.PodDiskWalk = podfs.Limits{MaxEntries: c.Paths.PodDiskWalkMaxEntries, MaxDuration: c.Paths.PodDiskWalkTimeout}
 	out.Ladder.PDBFallbackWait, out.Ladder.AllowDelete = c.Ladder.PDBFallbackWait, c.Ladder.AllowDelete
 	out.Ladder.AllowCgroupKill, out.Ladder.DryRun = c.Ladder.AllowCgroupKill, c.DryRun
 	lb := c.LoopBreaker

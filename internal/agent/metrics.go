@@ -66,6 +66,9 @@ const (
 	stageKubelet = "kubelet_config"
 	stageKill    = "cgroup_kill"
 	stageDecided = "decide"
+	// stageDiskWalk counts the pods whose disk walk stopped at a limit (podfs.Limits): their usage
+	// is a lower bound.
+	stageDiskWalk = "pod_disk_walk"
 )
 
 // latencyBuckets span 1 ms to 30 s: notifier-driven detection is milliseconds, a 10 s poll is seconds.
@@ -101,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer, node string) (*Metrics, error) {
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pressure_agent_errors_total",
-			Help: "Failures, by stage (read_node, list_pods, evict, ledger, taint, notifier, loop_detection, cgroup_kill, decide, kubelet_config).",
+			Help: "Failures, by stage (read_node, list_pods, evict, ledger, taint, notifier, loop_detection, cgroup_kill, decide, kubelet_config, pod_disk_walk: a walk of a pod's disk usage stopped at its limit).",
 		}, []string{"stage"}),
 		taint: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "pressure_agent_taint", Help: "1 while the node carries the agent's NoSchedule taint.",

@@ -276,7 +276,11 @@ func (r *runner) podFS() *podfs.Reader {
 			"for disk pressure (the kubelet does)", "path", pods, "err", err)
 		return nil
 	}
-	return &podfs.Reader{KubeletRootDir: r.cfg.NodefsPath, PodsDir: r.cfg.PodsDir, PodLogsDir: r.cfg.PodLogsDir}
+	return &podfs.Reader{KubeletRootDir: r.cfg.NodefsPath, PodsDir: r.cfg.PodsDir, PodLogsDir: r.cfg.PodLogsDir, Limits: r.cfg.PodDiskWalk,
+		OnPartial: func(uid, why string) {
+			r.metrics.errors.WithLabelValues(stageDiskWalk).Inc()
+			r.log.Warn("pod disk usage is a lower bound: the walk of its volumes and logs stopped at its limit", "pod", uid, "limit", why)
+		}}
 }
 
 // ledgerPolicy is the ledger's windows. Its in-flight timeout is the policy's InFlightTTL: one rule for

@@ -16,13 +16,13 @@ var keptAnnotations = []string{"kubernetes.io/config.source", "kubernetes.io/con
 
 // RedactPod returns the part of pod an eviction decision reads: name, namespace, uid, owner
 // references, the critical pod annotations; per container the name, resources, restart policy
-// (sidecars) and the names of environment variables (values dropped); priority, tolerations,
-// grace period, pod resources and overhead; volumes by kind (emptyDir with its medium and size
-// limit, hostPath, gitRepo and configMap without paths, URLs or names; other sources dropped); the
+// (sidecars); priority, tolerations, grace period, pod resources and overhead; volumes by kind
+// (emptyDir with its medium and size limit, hostPath, gitRepo and configMap without paths, URLs or
+// names; other kinds renamed volume-<i>, their source dropped); the
 // phase, QoS class and start time, and the kubelet's eviction evidence: reason and message of an
 // Evicted pod and the DisruptionTarget condition (simulate replays a recording's evictions from
-// them). Labels, other annotations, images, commands, arguments, probes, env values and secrets
-// references are dropped.
+// them). Labels, other annotations, images, commands, arguments, probes, the environment (names and
+// values) and secret references are dropped.
 func RedactPod(pod *corev1.Pod) corev1.Pod {
 	out := corev1.Pod{TypeMeta: pod.TypeMeta}
 	out.Name, out.Namespace, out.UID = pod.Name, pod.Namespace, pod.UID
@@ -42,8 +42,8 @@ func RedactPod(pod *corev1.Pod) corev1.Pod {
 		Resources: s.Resources, Overhead: s.Overhead}
 	out.Spec.Containers = redactContainers(s.Containers)
 	out.Spec.InitContainers = redactContainers(s.InitContainers)
-	for _, v := range s.Volumes {
-		out.Spec.Volumes = append(out.Spec.Volumes, redactVolume(v))
+	for i, v := range s.Volumes {
+		out.Spec.Volumes = append(out.Spec.Volumes, redactVolume(i, v))
 	}
 	out.Status = corev1.PodStatus{Phase: pod.Status.Phase, QOSClass: pod.Status.QOSClass, StartTime: pod.Status.StartTime}
 	if pod.Status.Reason == evictedReason {
@@ -63,17 +63,21 @@ const evictedReason = "Evicted"
 func redactContainers(cs []corev1.Container) []corev1.Container {
 	var out []corev1.Container
 	for _, c := range cs {
-		rc := corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
-		for _, e := range c.Env {
-			rc.Env = append(rc.Env, corev1.EnvVar{Name: e.Name})
-		}
-		out = append(out, rc)
+		// No environment at all: a variable's name can say as much as its value (issue 30), and the
+		// decision reads neither.
+		out = append(out, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
 	}
 	return out
 }
 
-func redactVolume(v corev1.Volume) corev1.Volume {
-	out := corev1.Volume{Name: v.Name}
+// redactVolume keeps the kinds the decision reads, by name (the Summary's volume stats are matched by
+// it); a volume of any other kind (Secret, PersistentVolumeClaim, projected, CSI...) becomes
+// "volume-<i>" without a source: its name can say what it holds.
+func redactVolume(i int, v corev1.Volume) corev1.Volume {
+	out := corev1.Volume{Name: fmt.Sprintf("volume-%d", i)}
+	if keptVolume(v) {
+		out.Name = v.Name
+	}
 	switch {
 	case v.EmptyDir != nil:
 		out.EmptyDir = v.EmptyDir
@@ -103,7 +107,8 @@ func RedactNode(n *corev1.Node) corev1.Node {
 }
 
 // Redact rewrites the snapshot's node.json and pods.json to their redacted form (RedactNode,
-// RedactPod); the Summary and the kubelet configuration are kept as served.
+// RedactPod), and summary.json and kubelet-config.json without what names or opens other things
+// (redactkubelet.go).
 func (s *Snapshot) Redact() error {
 	node := RedactNode(&s.Node)
 	pods := corev1.PodList{TypeMeta: s.Pods.TypeMeta, ListMeta: s.Pods.ListMeta}
@@ -118,5 +123,5 @@ func (s *Snapshot) Redact() error {
 		return fmt.Errorf("redact %s: %w", FilePods, err)
 	}
 	s.Node, s.Pods = node, pods
-	return nil
+	return s.redactKubelet()
 }

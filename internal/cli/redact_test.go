@@ -11,11 +11,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // secrets are planted in every pod of a snapshot; none may survive redaction.
 var secrets = []string{"s3cr3t-env-value", "registry.internal/app:1", "--password=hunter2", "team-label-value",
-	"annotation-value", "/host/secret/path", "my-secret-name", "https://token@git.example/repo"}
+	"annotation-value", "/host/secret/path", "my-secret-name", "https://token@git.example/repo",
+	// issue 30, finding 5: environment variable names, Secret and PVC volume names, claim names (in
+	// the pod and in the Summary's volume stats) and the kubelet's static pod URL and its headers.
+	"STRIPE_LIVE_KEY_NAME", "db-credentials-vol", "customer-pii-vol", "customer-pii-claim",
+	"Bearer static-pod-token", "https://user:pw-static@pods.example/manifests"}
 
 func plantSecrets(t *testing.T, f map[string]string) {
 	t.Helper()
@@ -33,8 +38,14 @@ func plantSecrets(t *testing.T, f map[string]string) {
 		for j := range p.Spec.Containers {
 			c := &p.Spec.Containers[j]
 			c.Image, c.Args = "registry.internal/app:1", []string{"--password=hunter2"}
-			c.Env = append(c.Env, corev1.EnvVar{Name: "TOKEN", Value: "s3cr3t-env-value"})
+			c.Env = append(c.Env, corev1.EnvVar{Name: "TOKEN", Value: "s3cr3t-env-value"},
+				corev1.EnvVar{Name: "STRIPE_LIVE_KEY_NAME", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "my-secret-name"}, Key: "k"}}})
 		}
+		p.Spec.Volumes = append(p.Spec.Volumes,
+			corev1.Volume{Name: "db-credentials-vol", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "my-secret-name"}}},
+			corev1.Volume{Name: "customer-pii-vol", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: "customer-pii-claim"}}})
 		p.Spec.Volumes = append(p.Spec.Volumes,
 			corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/host/secret/path"}}},
 			corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "my-secret-name"}}},
@@ -46,6 +57,35 @@ func plantSecrets(t *testing.T, f map[string]string) {
 		t.Fatal(err)
 	}
 	f[FilePods] = string(b)
+
+	var summary statsv1alpha1.Summary
+	if err := json.Unmarshal([]byte(f[FileSummary]), &summary); err != nil {
+		t.Fatal(err)
+	}
+	for i := range summary.Pods {
+		summary.Pods[i].VolumeStats = append(summary.Pods[i].VolumeStats,
+			statsv1alpha1.VolumeStats{Name: "db-credentials-vol"},
+			statsv1alpha1.VolumeStats{Name: "customer-pii-vol", PVCRef: &statsv1alpha1.PVCReference{Name: "customer-pii-claim", Namespace: "x"}})
+	}
+	if b, err = json.MarshalIndent(&summary, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	f[FileSummary] = string(b)
+
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(f[FileKubeletConfig]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	inner := cfg
+	if k, ok := cfg["kubeletconfig"].(map[string]any); ok { // the /configz answer, or a bare configuration
+		inner = k
+	}
+	inner["staticPodURL"] = "https://user:pw-static@pods.example/manifests"
+	inner["staticPodURLHeader"] = map[string][]string{"Authorization": {"Bearer static-pod-token"}}
+	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	f[FileKubeletConfig] = string(b)
 }
 
 func TestRedactedSnapshotKeepsTheDecisionAndDropsTheRest(t *testing.T) {
@@ -76,8 +116,8 @@ func TestRedactedSnapshotKeepsTheDecisionAndDropsTheRest(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(readFile(t, filepath.Join(dir, FilePods)), `"TOKEN"`) {
-				t.Errorf("redaction dropped the env variable's name, want only its value dropped")
+			if strings.Contains(readFile(t, filepath.Join(dir, FilePods)), `"TOKEN"`) {
+				t.Errorf("redaction kept an environment variable's name")
 			}
 			before, after := explainJSONRaw(t, src), explainJSONRaw(t, dir)
 			if diff := cmp.Diff(before, after); diff != "" {

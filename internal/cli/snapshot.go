@@ -30,10 +30,12 @@ func newSnapshotCommand(flags *genericclioptions.ConfigFlags, streams genericioo
 Explain it later with "kubectl pressure explain --snapshot DIR".
 
 The node and the pods are redacted to what the decision reads: no labels, no annotations but the
-static/mirror pod markers, no images, commands, arguments, probes or environment values (names only),
-no volume paths or names of configMaps and secrets, of the status only the phase, QoS class, start time
-and the kubelet's eviction evidence (reason and message of an Evicted pod, DisruptionTarget); the node
-keeps only its capacity, allocatable, conditions, node info and pressure's avoidance ledger annotation. --no-redact keeps everything. The
+static/mirror pod markers, no images, commands, arguments, probes or environment (names or values),
+no volume paths or names of configMaps and secrets, no names of Secret, claim or other volumes, of the
+status only the phase, QoS class, start time and the kubelet's eviction evidence (reason and message of
+an Evicted pod, DisruptionTarget); the node keeps only its capacity, allocatable, conditions, node info
+and pressure's avoidance ledger annotation; the Summary keeps no volume stats but the local volumes' and
+no claim names; the kubelet configuration loses staticPodURL, staticPodURLHeader and tracing. --no-redact keeps everything. The
 directory is created 0700 and the files written 0600.`,
 		Example:           `  kubectl pressure snapshot node-1 --out ./node-1-snapshot`,
 		Args:              cobra.ExactArgs(1),

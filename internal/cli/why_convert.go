@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,11 +100,16 @@ func janitorRecords(e *corev1.Event) ([]*why.JanitorRecord, error) {
 		}
 		w.Pods = []janitor.Record{r}
 	}
+	// Only pressure-janitor's ServiceAccount may write Events named and sourced as the janitor's (the
+	// chart's pressure-janitor-evidence policy): any other evidence Event is shown as unverified.
+	verified := strings.HasPrefix(e.Name, janitor.Component+".") && e.Source.Component == janitor.Component &&
+		(e.ReportingController == "" || e.ReportingController == janitor.Component)
 	out := make([]*why.JanitorRecord, 0, len(w.Pods))
 	for _, r := range w.Pods {
 		out = append(out, &why.JanitorRecord{Pod: r.Pod, Namespace: r.Namespace, UID: r.UID, Owner: r.Owner, Node: r.Node,
 			Phase: r.Phase, Reason: r.Reason, Message: r.Message, EvictedAt: r.EvictedAt.UTC(), EvictedAtSource: r.TimeSource,
-			QOS: r.QOS, Requests: r.Requests, Limits: r.Limits, Event: e.Namespace + "/" + e.Name})
+			QOS: r.QOS, Requests: r.Requests, Limits: r.Limits, Event: e.Namespace + "/" + e.Name,
+			Verified: verified, Source: e.Source.Component})
 	}
 	return out, nil
 }

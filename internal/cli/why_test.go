@@ -135,3 +135,39 @@ func TestJanitorEvidenceOfAWindowNamesEveryPodInIt(t *testing.T) {
 		})
 	}
 }
+
+// Issue 30, finding 4: the janitor's evidence is verified only as the janitor writes it (its name
+// prefix and source, which the chart's pressure-janitor-evidence policy leaves to the janitor alone);
+// an EvictedPodDeleted Event anyone else wrote is shown as unverified.
+func TestJanitorEvidenceIsVerifiedOnlyWhenWrittenAsTheJanitor(t *testing.T) {
+	w := janitor.NewWindow("shop", janitor.OwnerRef{Kind: "Deployment", Name: "web", UID: "d-1"}, time.Now())
+	w.Add(janitor.Record{Pod: "web-a", Namespace: "shop", UID: "u-a", Reason: "Evicted"}, time.Now())
+	real, err := w.Event()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(e *corev1.Event)
+		want   bool
+	}{
+		{"as the janitor writes it", func(*corev1.Event) {}, true},
+		{"another source", func(e *corev1.Event) { e.Source.Component = "kubelet" }, false},
+		{"no source", func(e *corev1.Event) { e.Source = corev1.EventSource{} }, false},
+		{"another name", func(e *corev1.Event) { e.Name = "web.17a" }, false},
+		{"another reporting controller", func(e *corev1.Event) { e.ReportingController = "someone" }, false},
+		{"the janitor as reporting controller", func(e *corev1.Event) { e.ReportingController = janitor.Component }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := real.DeepCopy()
+			tc.change(e)
+			recs, err := janitorRecords(e)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("records %v err %v, want one", recs, err)
+			}
+			if recs[0].Verified != tc.want {
+				t.Errorf("verified %v, want %v (source %q)", recs[0].Verified, tc.want, recs[0].Source)
+			}
+		})
+	}
+}

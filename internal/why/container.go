@@ -213,10 +213,15 @@ func deleted(v *Verdict, ev Evidence) bool {
 		v.set(CauseDeleted, High, "deleted by the taint eviction controller (a NoExecute taint it does not tolerate)", at)
 	case hasDT && dt.Reason == "DeletionByPodGC":
 		v.set(CauseDeleted, High, "deleted by the pod garbage collector (orphaned or terminated pods)", at)
-	case ev.Janitor != nil:
+	case ev.Janitor != nil && ev.Janitor.Verified:
 		j := ev.Janitor
 		v.add("Event "+j.Event, fmt.Sprintf("pressure-janitor deleted it after it ended %s/%s at %s", j.Phase, orDash(j.Reason), stamp(j.EvictedAt)))
 		v.set(CauseDeleted, High, "deleted by pressure-janitor after it had ended "+j.Phase, j.EvictedAt)
+	case ev.Janitor != nil:
+		j := ev.Janitor
+		v.add(j.janitorLabel(""), fmt.Sprintf("claims pressure-janitor deleted it after it ended %s/%s at %s", j.Phase, orDash(j.Reason), stamp(j.EvictedAt)))
+		v.set(CauseDeleted, Low, "an unverified Event claims pressure-janitor deleted it after it had ended "+j.Phase+
+			" (not written as pressure-janitor: see the API server's audit log for who deleted it)", j.EvictedAt)
 	default:
 		v.set(CauseDeleted, Medium, "deleted through the API by a user or a controller: no controller Event claims it, "+
 			"and the API keeps no record of who sent the DELETE (see the API server's audit log)", at)

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/rank"
@@ -108,6 +109,21 @@ type JanitorRecord struct {
 	Requests, Limits                 map[string]string
 	// Event names the Event the record came from.
 	Event string
+	// Verified is true when the Event says pressure-janitor wrote it: name pressure-janitor.<...> and
+	// source (and reporting component, when set) pressure-janitor. The chart's admission policy
+	// (pressure-janitor-evidence) refuses those to every other user, so anyone else who may create
+	// Events can only write an unverified record. Source is the Event's source component.
+	Verified bool
+	Source   string
+}
+
+// janitorLabel names the Event of a janitor record in a verdict's evidence, saying when it is not
+// verified.
+func (j *JanitorRecord) janitorLabel(what string) string {
+	if j.Verified {
+		return "Event " + j.Event + what
+	}
+	return "Event " + j.Event + what + fmt.Sprintf(" UNVERIFIED: source %q, not written as pressure-janitor; anyone who may create Events could have", j.Source)
 }
 
 // LedgerEntry is one eviction in the agent's ledger on the node.

@@ -82,6 +82,7 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 	dt, hasDT := condition(p, "DisruptionTarget")
 	byStatus := p != nil && p.Reason == ReasonEvicted
 	byJanitor := ev.Janitor != nil && ev.Janitor.Reason == ReasonEvicted
+	verifiedJanitor := byJanitor && ev.Janitor.Verified
 	byDT := hasDT && dt.Reason == "TerminationByKubelet" && !strings.Contains(strings.ToLower(dt.Message), "shutdown")
 	if !byStatus && len(evs) == 0 && !byJanitor && !byDT {
 		return false
@@ -109,7 +110,7 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 		if on == "" {
 			on = "the pod itself (bare pod)"
 		}
-		v.add("Event "+j.Event+" (pressure-janitor evidence on "+on+")",
+		v.add(j.janitorLabel(" (pressure-janitor evidence on "+on+")"),
 			fmt.Sprintf("pod %s deleted after it ended %s/%s at %s (%s), qos %s, requests %s, limits %s: %q",
 				j.Pod, j.Phase, j.Reason, stamp(j.EvictedAt), j.EvictedAtSource, orDash(j.QOS),
 				orDash(ListText(j.Requests)), orDash(ListText(j.Limits)), j.Message))
@@ -123,7 +124,7 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 		return true
 	}
 	conf := High
-	if !byStatus && len(evs) == 0 && !byJanitor {
+	if !byStatus && len(evs) == 0 && !verifiedJanitor {
 		conf = Medium
 	}
 	v.Eviction = kubeletDetail(msg, evs)

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,11 +217,35 @@ func TestDecide(t *testing.T) {
 			name: "a gone pod with the janitor's record of an eviction is a kubelet eviction",
 			ev: Evidence{Query: "p", Janitor: &JanitorRecord{Pod: "p", Namespace: "ns", UID: "uid-p", Owner: "Deployment/d", Node: "n",
 				Phase: "Failed", Reason: "Evicted", Message: strings.TrimSpace(kubeletMessage), EvictedAt: t0, EvictedAtSource: "DisruptionTarget",
-				QOS: "BestEffort", Event: "ns/pressure-janitor.uid-p"}, Node: nf},
+				QOS: "BestEffort", Event: "ns/pressure-janitor.uid-p", Verified: true, Source: ComponentJanitor}, Node: nf},
 			cause: CauseKubeletEviction, conf: High, sources: []string{"Event ns/pressure-janitor.uid-p"},
 			check: func(t *testing.T, v Verdict) {
 				if !v.PodGone || v.UID != "uid-p" || v.Eviction.Ranking == nil || !containsText(v.Eviction.Missing, "priority") {
 					t.Errorf("verdict %+v: want gone, uid from the record, a ranking and the missing priority", v)
+				}
+			},
+		},
+		{
+			// Issue 30, finding 4: anyone who may create Events can write an EvictedPodDeleted Event.
+			name: "a gone pod with an unverified janitor record of an eviction is a medium-confidence eviction marked unverified",
+			ev: Evidence{Query: "p", Janitor: &JanitorRecord{Pod: "p", Namespace: "ns", UID: "uid-p", Owner: "Deployment/d", Node: "n",
+				Phase: "Failed", Reason: "Evicted", Message: strings.TrimSpace(kubeletMessage), EvictedAt: t0, EvictedAtSource: "DisruptionTarget",
+				QOS: "BestEffort", Event: "ns/forged", Source: "kubelet"}, Node: nf},
+			cause: CauseKubeletEviction, conf: Medium, sources: []string{"Event ns/forged"},
+			check: func(t *testing.T, v Verdict) {
+				if !slices.ContainsFunc(v.Evidence, func(f Fact) bool { return strings.Contains(f.Source, `UNVERIFIED: source "kubelet"`) }) {
+					t.Errorf("evidence %+v: want the janitor record marked UNVERIFIED with its source", v.Evidence)
+				}
+			},
+		},
+		{
+			name: "a gone pod with an unverified janitor record of a deletion is not taken as the janitor's",
+			ev: Evidence{Query: "p", Janitor: &JanitorRecord{Pod: "p", Namespace: "ns", UID: "uid-p", Phase: "Succeeded",
+				EvictedAt: t0, Event: "ns/pressure-janitor.x", Source: "someone"}},
+			cause: CauseDeleted, conf: Low, sources: []string{"Event ns/pressure-janitor.x"},
+			check: func(t *testing.T, v Verdict) {
+				if !strings.Contains(v.Summary, "an unverified Event claims pressure-janitor deleted it") {
+					t.Errorf("summary %q: want the claim called unverified", v.Summary)
 				}
 			},
 		},

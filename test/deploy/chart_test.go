@@ -44,12 +44,12 @@ func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObject
 		"RoleBinding/pressure-agent-avoidance", "RoleBinding/pressure-janitor-leader-election",
 		"Service/pressure-agent-metrics", "Service/pressure-janitor-metrics",
 		"ServiceAccount/pressure-agent", "ServiceAccount/pressure-janitor",
-		"ValidatingAdmissionPolicy/pressure-agent-own-avoidance",
+		"ValidatingAdmissionPolicy/pressure-agent-avoidance-writers", "ValidatingAdmissionPolicy/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicy/pressure-agent-own-node", "ValidatingAdmissionPolicy/pressure-agent-own-node-evictions",
-		"ValidatingAdmissionPolicy/pressure-janitor-terminal-pods",
-		"ValidatingAdmissionPolicyBinding/pressure-agent-own-avoidance",
+		"ValidatingAdmissionPolicy/pressure-janitor-evidence", "ValidatingAdmissionPolicy/pressure-janitor-terminal-pods",
+		"ValidatingAdmissionPolicyBinding/pressure-agent-avoidance-writers", "ValidatingAdmissionPolicyBinding/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicyBinding/pressure-agent-own-node", "ValidatingAdmissionPolicyBinding/pressure-agent-own-node-evictions",
-		"ValidatingAdmissionPolicyBinding/pressure-janitor-terminal-pods",
+		"ValidatingAdmissionPolicyBinding/pressure-janitor-evidence", "ValidatingAdmissionPolicyBinding/pressure-janitor-terminal-pods",
 	}
 	if d := cmp.Diff(got, want); d != "" {
 		t.Errorf("rendered objects (-got +want):\n%s", d)

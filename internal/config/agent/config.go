@@ -108,6 +108,9 @@ type Paths struct {
 	ImageFsDir                           string // "" = same filesystem as nodefs
 	PodLogsDir                           string // "" = pod logs not measured
 	KubeletPodsDir                       string // "" = <KubeletRootDir>/pods
+	// PodDiskWalkMaxEntries and PodDiskWalkTimeout bound each pod's disk walk.
+	PodDiskWalkMaxEntries int
+	PodDiskWalkTimeout    time.Duration
 }
 
 // Convert turns a defaulted, validated configuration into a Config. It fails only on a configuration
@@ -128,7 +131,8 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		DryRun:                *c.DryRun,
 		MetricsBindAddress:    *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,
 		Paths: Paths{CgroupRoot: *c.CgroupRoot, ProcRoot: *c.ProcRoot, KubeletRootDir: *c.KubeletRootDir,
-			ImageFsDir: *c.ImageFsDir, PodLogsDir: *c.PodLogsDir, KubeletPodsDir: *c.KubeletPodsDir},
+			ImageFsDir: *c.ImageFsDir, PodLogsDir: *c.PodLogsDir, KubeletPodsDir: *c.KubeletPodsDir,
+			PodDiskWalkMaxEntries: int(*c.PodDiskWalkMaxEntries), PodDiskWalkTimeout: c.PodDiskWalkTimeout.Duration},
 	}
 	for _, s := range signalNames() {
 		v, ok := c.Headroom[s]

@@ -58,7 +58,8 @@ func defaults(node string) Config {
 			TaintHysteresis: 10 * time.Second, Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopEvictions: 2,
 			LoopCooldown: 30 * time.Minute, AvoidanceNamePrefix: "pressure-avoid-"},
 		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
-		Paths: Paths{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc", KubeletRootDir: "/var/lib/kubelet", PodLogsDir: "/var/log/pods"},
+		Paths: Paths{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc", KubeletRootDir: "/var/lib/kubelet", PodLogsDir: "/var/log/pods",
+			PodDiskWalkMaxEntries: 1_000_000, PodDiskWalkTimeout: 2 * time.Second},
 	}
 }
 
@@ -90,7 +91,7 @@ func TestValidFiles(t *testing.T) {
 	full.DryRun = true
 	full.MetricsBindAddress, full.HealthProbeBindAddress = "127.0.0.1:9090", ":9091"
 	full.Paths = Paths{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc", KubeletRootDir: "/data/kubelet", ImageFsDir: "/data/containerd",
-		PodLogsDir: "/data/pod-logs", KubeletPodsDir: "/data/kubelet-pods"}
+		PodLogsDir: "/data/pod-logs", KubeletPodsDir: "/data/kubelet-pods", PodDiskWalkMaxEntries: 50000, PodDiskWalkTimeout: 500 * time.Millisecond}
 
 	kubelet := defaults("node-a.example.com")
 	kubelet.Policy, kubelet.Headroom = PolicyKubelet, nil

@@ -35,6 +35,10 @@ const (
 	DefaultProcRoot               = "/proc"
 	DefaultKubeletRootDir         = "/var/lib/kubelet"
 	DefaultPodLogsDir             = "/var/log/pods"
+	// DefaultPodDiskWalkMaxEntries and DefaultPodDiskWalkTimeout are podfs's defaults (docs/security.md,
+	// "Per-pod disk usage": a million entries stay under 8 MiB of heap).
+	DefaultPodDiskWalkMaxEntries = 1_000_000
+	DefaultPodDiskWalkTimeout    = 2 * time.Second
 )
 
 // DefaultPollRampRate is the fastest fall of available memory the adaptive poll assumes: 4Gi per second,
@@ -117,6 +121,11 @@ func SetDefaults(c *AgentConfiguration) {
 	setString(&c.ImageFsDir, "")
 	setString(&c.PodLogsDir, DefaultPodLogsDir)
 	setString(&c.KubeletPodsDir, "")
+	if c.PodDiskWalkMaxEntries == nil {
+		n := int64(DefaultPodDiskWalkMaxEntries)
+		c.PodDiskWalkMaxEntries = &n
+	}
+	setDuration(&c.PodDiskWalkTimeout, DefaultPodDiskWalkTimeout)
 }
 
 func setLoopBreaker(c *AgentConfiguration) {

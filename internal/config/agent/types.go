@@ -70,6 +70,11 @@ type AgentConfiguration struct {
 	KubeletPodsDir *string `json:"kubeletPodsDir,omitempty"`
 	// PodLogsDir is the kubelet's podLogsDir (per-pod log usage for disk pressure).
 	PodLogsDir *string `json:"podLogsDir,omitempty"`
+	// PodDiskWalkMaxEntries bounds each pod's disk walk (its local volumes and logs together): after
+	// this many entries the walk stops and the pod's usage is reported as a lower bound.
+	PodDiskWalkMaxEntries *int64 `json:"podDiskWalkMaxEntries,omitempty"`
+	// PodDiskWalkTimeout bounds each pod's disk walk in time, likewise.
+	PodDiskWalkTimeout *metav1.Duration `json:"podDiskWalkTimeout,omitempty"`
 	// ImageFsDir is a directory on the container runtime's image filesystem; empty means the runtime's
 	// filesystem is the same as nodefs.
 	ImageFsDir *string `json:"imageFsDir,omitempty"`

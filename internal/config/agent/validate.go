@@ -16,6 +16,7 @@ const (
 	minSyncPeriod         = time.Second
 	maxSyncPeriod         = 10 * time.Minute
 	maxPodStatsMaxAge     = 10 * time.Minute
+	maxPodDiskWalkEntries = 100_000_000
 	minPollInterval       = 10 * time.Millisecond
 	maxPollMaxInterval    = 10 * time.Second
 	minPollRampRate       = 1 << 20
@@ -82,6 +83,10 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.absolute("imageFsDir", *c.ImageFsDir, false)
 	v.absolute("podLogsDir", *c.PodLogsDir, false)
 	v.absolute("kubeletPodsDir", *c.KubeletPodsDir, false)
+	v.check(*c.PodDiskWalkMaxEntries >= 1000 && *c.PodDiskWalkMaxEntries <= maxPodDiskWalkEntries, "podDiskWalkMaxEntries",
+		*c.PodDiskWalkMaxEntries, fmt.Sprintf("must be between 1000 and %d (each entry is a few hundred nanoseconds of the sync)", maxPodDiskWalkEntries))
+	v.check(c.PodDiskWalkTimeout.Duration >= 10*time.Millisecond && c.PodDiskWalkTimeout.Duration <= time.Minute, "podDiskWalkTimeout",
+		c.PodDiskWalkTimeout.Duration.String(), "must be between 10ms and 1m")
 	v.absolute("kubeletConfigFile", *c.KubeletConfigFile, false)
 	return v.Err()
 }

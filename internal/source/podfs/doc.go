@@ -7,6 +7,10 @@
 // 512) and inodes the distinct inodes (hard links counted once), the directory itself included. A walk
 // does not cross into another filesystem (a memory-medium emptyDir is a tmpfs mount and frees no disk).
 //
+// The walk is bounded (Limits, walk.go): it reads directories in batches, remembers only inodes with
+// more than one hard link, and stops a pod's walk after MaxEntries entries, MaxDuration or MaxDepth
+// directories; the pod's usage is then a lower bound (Usage.Partial, Reader.OnPartial).
+//
 // Container writable layers (rootfs) are not measured: they live in the container runtime's
 // snapshotter, whose layout this package does not read. Their fields stay nil: absent, not zero.
 //

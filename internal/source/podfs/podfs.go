@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -32,6 +31,13 @@ type Reader struct {
 	PodLogsDir string
 	// MinInterval is how long a measurement is reused (0: DefaultMinInterval; negative: never).
 	MinInterval time.Duration
+	// Limits bound each pod's walk (zero fields: the defaults). A pod whose walk reaches one is
+	// reported with the usage counted so far, a lower bound, and OnPartial is called.
+	Limits Limits
+	// OnPartial, when set, is called for each pod whose walk stopped at a limit: its UID and why.
+	OnPartial func(uid, why string)
+	// Clock is the walks' deadline clock (nil: time.Now).
+	Clock func() time.Time
 
 	last     time.Time
 	cached   map[string]signal.PodStats
@@ -41,6 +47,8 @@ type Reader struct {
 // Usage is the disk usage of one directory tree.
 type Usage struct {
 	Bytes, Inodes uint64
+	// Partial is true when the walk stopped at a limit: Bytes and Inodes are then a lower bound.
+	Partial bool
 }
 
 // Pods returns the measured disk parts of every pod found in the pods directory, keyed by UID:
@@ -77,7 +85,11 @@ func (r *Reader) measure(now time.Time) (map[string]signal.PodStats, error) {
 			continue
 		}
 		uid := e.Name()
-		ps, err := r.pod(filepath.Join(podsDir, uid), logs[uid])
+		b := newBudget(r.Limits, r.clock())
+		ps, err := r.pod(filepath.Join(podsDir, uid), logs[uid], b)
+		if b.stopped != "" && r.OnPartial != nil {
+			r.OnPartial(uid, b.stopped)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pod %s: %w", uid, err))
 			continue
@@ -107,7 +119,14 @@ func (r *Reader) logDirs() map[string]string {
 	return out
 }
 
-func (r *Reader) pod(dir, logDir string) (signal.PodStats, error) {
+func (r *Reader) clock() func() time.Time {
+	if r.Clock != nil {
+		return r.Clock
+	}
+	return time.Now
+}
+
+func (r *Reader) pod(dir, logDir string, b *budget) (signal.PodStats, error) {
 	var ps signal.PodStats
 	for _, plugin := range LocalVolumePlugins {
 		vols, err := os.ReadDir(filepath.Join(dir, "volumes", plugin))
@@ -118,7 +137,7 @@ func (r *Reader) pod(dir, logDir string) (signal.PodStats, error) {
 			return ps, err
 		}
 		for _, v := range vols {
-			u, err := DiskUsage(filepath.Join(dir, "volumes", plugin, v.Name()))
+			u, err := walk(filepath.Join(dir, "volumes", plugin, v.Name()), b)
 			if err != nil {
 				return ps, err
 			}
@@ -138,7 +157,7 @@ func (r *Reader) pod(dir, logDir string) (signal.PodStats, error) {
 		if !c.IsDir() {
 			continue
 		}
-		u, err := DiskUsage(filepath.Join(logDir, c.Name()))
+		u, err := walk(filepath.Join(logDir, c.Name()), b)
 		if err != nil {
 			return ps, err
 		}
@@ -151,40 +170,13 @@ func (r *Reader) pod(dir, logDir string) (signal.PodStats, error) {
 // DiskUsage walks root like the kubelet's fs.DiskUsage: the allocated bytes (st_blocks × 512) and the
 // distinct inodes of root and everything below it on root's filesystem. A directory on another device
 // (a mount point) is counted as one inode and not descended into. Entries that vanish during the walk
-// are skipped (a pod writing and deleting files).
+// are skipped (a pod writing and deleting files). The walk is bounded by the default Limits; where it
+// stops at one, Usage.Partial says the counts are a lower bound.
 func DiskUsage(root string) (Usage, error) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(root, &st); err != nil {
-		return Usage{}, &os.PathError{Op: "lstat", Path: root, Err: err}
-	}
-	dev := st.Dev
-	seen := map[uint64]bool{}
-	var u Usage
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		var s syscall.Stat_t
-		if err := syscall.Lstat(path, &s); err != nil {
-			if errors.Is(err, syscall.ENOENT) {
-				return nil
-			}
-			return &os.PathError{Op: "lstat", Path: path, Err: err}
-		}
-		if !seen[s.Ino] {
-			seen[s.Ino] = true
-			u.Inodes++
-			if s.Dev == dev {
-				u.Bytes += uint64(s.Blocks) * 512
-			}
-		}
-		if d.IsDir() && s.Dev != dev {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	return u, err
+	return walk(root, newBudget(Limits{}, time.Now))
+}
+
+// DiskUsageWithin is DiskUsage within the given limits.
+func DiskUsageWithin(root string, l Limits) (Usage, error) {
+	return walk(root, newBudget(l, time.Now))
 }
