@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # flake-check.sh RUN PKG N: runs `go test -count=1 -v -run RUN PKG` N times, never stopping early, and
-# reports each run's result (pass or fail, wall time, the failed tests) and the tally. Each run's full
+# reports each run's result (pass or fail, wall time, the failed tests) and the tally. A run that ran
+# no test, or skipped one, is not a pass (the skip's reason is printed). Each run's full
 # output is kept in a log directory, named at the end. Exit status 1 when any run failed.
 set -uo pipefail
 
@@ -33,6 +34,9 @@ for i in $(seq 1 "$n"); do
 	if [[ $rc == 0 && $npass == 0 && $nskip == 0 && -z "$fails" ]]; then
 		rc=1 # a run that ran no test proves nothing
 		fails="no test ran: does RUN match a test of $pkg?"
+	elif [[ $rc == 0 && $nskip != 0 ]]; then
+		rc=1 # nor does a skipped test: its reason is printed below
+		fails="$nskip skipped"
 	fi
 	if [[ $rc == 0 ]]; then
 		passed=$((passed + 1))
@@ -41,7 +45,8 @@ for i in $(seq 1 "$n"); do
 		echo "run $i/$n: FAIL in ${secs}s (exit $rc; $npass passed, $nskip skipped; failed: ${fails:-none named, see the log})"
 	fi
 	if [[ $nskip != 0 ]]; then
-		grep -E '^\s*--- SKIP' -A2 "$log" | sed 's/^/  /'
+		# The skip's reason is the test's log line just before its "--- SKIP".
+		grep -E '^\s*--- SKIP' -B1 "$log" | grep -vE '^\s*--- SKIP|^--$' | sed 's/^ */  skipped: /'
 	fi
 done
 echo "flake-check: $passed of $n runs passed (-run '$run' $pkg); logs in $logs"

@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +26,9 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 	"github.com/kube-pressure/pressure/test/images"
+	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
 // agentRun is one in-process agent.
@@ -139,48 +139,49 @@ func (r *agentRun) metricLines(name string) string {
 }
 
 // kernelMark is the timestamp of the kernel log's last line: kernelOOMKillsSince counts what came after
-// it. Counting lines before and after would not do: the ring buffer is bounded, so old lines roll off
-// while new ones arrive and a kill could go unseen.
+// it (test/oomkill).
 func kernelMark(t *testing.T) float64 {
 	t.Helper()
-	mark := 0.0
-	for _, l := range kernelLog(t) {
-		if ts, ok := kernelTimestamp(l); ok {
-			mark = ts
-		}
+	mark, err := oomkill.Mark()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return mark
 }
 
-// kernelOOMKillsSince counts the kernel log's "Killed process" lines stamped after mark.
-func kernelOOMKillsSince(t *testing.T, mark float64) int {
+// kernelOOMKillsSince counts the kernel's OOM kills stamped after mark whose task was in the node's pods
+// cgroup (the oom-kill line's task_memcg), so an OOM kill elsewhere on the host is not counted; a kill
+// whose summary line the kernel rate-limited cannot be placed and is counted too. Each is logged.
+func kernelOOMKillsSince(t *testing.T, e *env, mark float64) int {
 	t.Helper()
-	n := 0
-	for _, l := range kernelLog(t) {
-		if ts, ok := kernelTimestamp(l); ok && ts > mark && strings.Contains(l, "Killed process") {
-			n++
-		}
-	}
-	return n
-}
-
-func kernelLog(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("dmesg").Output()
+	in, unattributed, err := oomkill.Since(mark, e.node.PodsCgroup())
 	if err != nil {
-		t.Fatalf("dmesg: %v", err)
+		t.Fatal(err)
 	}
-	return strings.Split(string(out), "\n")
+	for _, k := range append(in, unattributed...) {
+		t.Logf("kernel OOM kill: %s", k)
+	}
+	return len(in) + len(unattributed)
 }
 
-// kernelTimestamp parses the "[ 5631.245346]" prefix of a dmesg line.
-func kernelTimestamp(l string) (float64, bool) {
-	end := strings.IndexByte(l, ']')
-	if !strings.HasPrefix(l, "[") || end < 0 {
-		return 0, false
+// evictionRequests returns the eviction requests for pods of ns, one per request, from the API server's
+// audit log: Events merge a repeated eviction into one Event with a count, the audit log does not.
+func evictionRequests(t *testing.T, e *env, ns string) []evictaudit.Request {
+	t.Helper()
+	reqs, err := evictaudit.Read(e.auditLog)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ts, err := strconv.ParseFloat(strings.TrimSpace(l[1:end]), 64)
-	return ts, err == nil
+	return evictaudit.In(reqs, ns)
+}
+
+// checkOneEvictionRequest fails the test unless the audit log has exactly one eviction request for the
+// pods of ns, for pod, answered 201 (the in-process and chart agents are the only senders here).
+func checkOneEvictionRequest(t *testing.T, e *env, ns, pod string) {
+	t.Helper()
+	if reqs := evictionRequests(t, e, ns); len(reqs) != 1 || reqs[0].Pod != pod || reqs[0].Code != 201 {
+		t.Errorf("eviction requests in %s %v (the audit log), want one: %s (201)", ns, reqs, pod)
+	}
 }
 
 // stressPod is a pod running the stress image with args; mem, when set, is the memory request (and the
