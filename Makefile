@@ -15,7 +15,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT  ?= 75m
 BINARIES      := pressure-agent pressure-janitor kubectl-pressure
 
-.PHONY: all build test test-unit test-vm lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
+.PHONY: all build test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
 
 all: build
 
@@ -44,6 +44,12 @@ vm-deps: ## qemu (apt, needs root) and the cgroup v2 guest's kernel and busybox 
 
 test-vm: k8s-bins node-deps vm-deps ## the cgroup v2 guest tier alone (qemu: the guest tests and the kubelet-on-v2 node, about 2.5 min warm)
 	$(GO) test -count=1 -v ./test/vm
+
+RUN ?=
+PKG ?= ./...
+N   ?= 5
+flake-check: ## run the tests RUN of PKG N times (go test -count=1 each), never stopping early; report each run and the tally
+	@TEST_TIMEOUT=$(TEST_TIMEOUT) GO=$(GO) hack/flake-check.sh '$(RUN)' '$(PKG)' '$(N)'
 
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...

@@ -1,43 +1,20 @@
 package main
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
-func TestParseAuditTakesEachPodsFirstEvictionRequest(t *testing.T) {
-	log := `{"kind":"Event","stage":"RequestReceived","auditID":"a1","objectRef":{"resource":"pods","namespace":"bench","name":"stress-a","subresource":"eviction"},"user":{"username":"system:serviceaccount:pressure-system:pressure-agent"},"requestReceivedTimestamp":"2026-12-03T17:00:00.100000Z","stageTimestamp":"2026-12-03T17:00:00.100000Z"}
-{"kind":"Event","stage":"RequestReceived","auditID":"x","objectRef":{"resource":"pods","namespace":"bench","name":"other"},"requestReceivedTimestamp":"2026-12-03T17:00:00.150000Z","stageTimestamp":"2026-12-03T17:00:00.150000Z"}
-{"kind":"Event","stage":"ResponseComplete","auditID":"a1","objectRef":{"resource":"pods","namespace":"bench","name":"stress-a","subresource":"eviction"},"user":{"username":"system:serviceaccount:pressure-system:pressure-agent"},"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-12-03T17:00:00.100000Z","stageTimestamp":"2026-12-03T17:00:00.142000Z"}
-{"kind":"Event","stage":"RequestReceived","auditID":"a2","objectRef":{"resource":"pods","namespace":"bench","name":"stress-a","subresource":"eviction"},"requestReceivedTimestamp":"2026-12-03T17:00:01Z","stageTimestamp":"2026-12-03T17:00:01Z"}
-{"kind":"Event","stage":"ResponseComplete","auditID":"a2","objectRef":{"resource":"pods","namespace":"bench","name":"stress-a","subresource":"eviction"},"responseStatus":{"code":429},"requestReceivedTimestamp":"2026-12-03T17:00:01Z","stageTimestamp":"2026-12-03T17:00:01.1Z"}
-`
-	got, err := parseAudit(strings.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, ok := got["bench/stress-a"]
-	if len(got) != 1 || !ok {
-		t.Fatalf("parseAudit = %v, want only bench/stress-a", got)
-	}
+func TestFirstEvictionsTakesEachPodsFirstRequest(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 17, 0, 0, 100e6, time.UTC)
-	if !e.received.Equal(t0) || !e.completed.Equal(t0.Add(42*time.Millisecond)) || e.code != 201 {
-		t.Errorf("stress-a = %+v, want received %s, completed 42ms later, code 201 (the first request, not the retry)", e, t0)
-	}
-}
-
-func TestParseAuditNamesTheBadLine(t *testing.T) {
-	_, err := parseAudit(strings.NewReader("{}\nnot json\n"))
-	if err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("err = %v, want one naming line 2", err)
-	}
-}
-
-func FuzzParseAudit(f *testing.F) {
-	f.Add(`{"stage":"RequestReceived","auditID":"a","objectRef":{"namespace":"n","name":"p","subresource":"eviction"}}`)
-	f.Add("{}\n{")
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseAudit(strings.NewReader(s))
+	got := firstEvictions([]evictaudit.Request{
+		{AuditID: "a1", Namespace: "bench", Pod: "stress-a", Received: t0, Completed: t0.Add(42 * time.Millisecond), Code: 201},
+		{AuditID: "b", Namespace: "other", Pod: "stress-a", Received: t0.Add(time.Millisecond)},
+		{AuditID: "a2", Namespace: "bench", Pod: "stress-a", Received: t0.Add(time.Second), Code: 429},
 	})
+	if len(got) != 2 || got["bench/stress-a"].AuditID != "a1" || got["other/stress-a"].AuditID != "b" {
+		t.Errorf("firstEvictions = %+v, want bench/stress-a's first request (a1, not the retry a2) and other/stress-a", got)
+	}
 }

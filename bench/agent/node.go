@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
 // The neighbours of scenario 1: a Burstable pod over its request and a Guaranteed pod.
@@ -175,55 +175,17 @@ func readInt(path string) (int64, error) {
 	return n, nil
 }
 
-// kernelMark is the timestamp (seconds since boot) of the kernel log's last line.
-func kernelMark() (float64, error) {
-	lines, err := kernelLines()
-	if err != nil {
-		return 0, err
-	}
-	mark := 0.0
-	for _, l := range lines {
-		if ts, ok := kernelTime(l); ok {
-			mark = ts
-		}
-	}
-	return mark, nil
-}
-
-// kernelOOMSince returns the kernel log's "Killed process" lines stamped after mark. Timestamps, not
-// line counts: the ring buffer is full on this host, so old lines fall out as new ones come.
-func kernelOOMSince(mark float64) ([]string, error) {
-	lines, err := kernelLines()
+// kernelOOMSince returns the kernel's OOM kills stamped after mark (oomkill.Mark) in the node's pods
+// cgroup, and those whose cgroup the kernel's rate-limited summary leaves unknown: an OOM kill elsewhere
+// on the host is not the contender's.
+func (b *bench) kernelOOMSince(mark float64) ([]string, error) {
+	in, unattributed, err := oomkill.Since(mark, b.node.PodsCgroup())
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, l := range lines {
-		if ts, ok := kernelTime(l); ok && ts > mark && strings.Contains(l, "Killed process") {
-			out = append(out, strings.TrimSpace(l))
-		}
+	for _, k := range append(in, unattributed...) {
+		out = append(out, k.String())
 	}
 	return out, nil
-}
-
-// kernelTime parses the "[ 5631.245346]" prefix of a dmesg line.
-func kernelTime(l string) (float64, bool) {
-	if !strings.HasPrefix(l, "[") {
-		return 0, false
-	}
-	end := strings.IndexByte(l, ']')
-	if end < 0 {
-		return 0, false
-	}
-	ts, err := strconv.ParseFloat(strings.TrimSpace(l[1:end]), 64)
-	return ts, err == nil
-}
-
-// kernelLines is the kernel log, one entry per line.
-func kernelLines() ([]string, error) {
-	out, err := exec.Command("dmesg").Output()
-	if err != nil {
-		return nil, fmt.Errorf("dmesg: %w", err)
-	}
-	return strings.Split(string(out), "\n"), nil
 }

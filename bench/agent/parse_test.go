@@ -66,15 +66,6 @@ func TestPercentileIsNearestRank(t *testing.T) {
 	}
 }
 
-func TestKernelTime(t *testing.T) {
-	if ts, ok := kernelTime("[ 5631.245346] Memory cgroup out of memory: Killed process 5676 (stress)"); !ok || ts != 5631.245346 {
-		t.Errorf("kernelTime = %v, %v", ts, ok)
-	}
-	if _, ok := kernelTime("no stamp"); ok {
-		t.Error("a line without a stamp parsed")
-	}
-}
-
 func FuzzParseStressLog(f *testing.F) {
 	f.Add("2026-11-29T16:00:00Z stdout F {\"t\":\"2026-11-29T16:00:00Z\",\"event\":\"alloc\",\"bytes\":4194304}\n")
 	f.Add("x y z {")

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/test/images"
+	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
 const ns = "bench"
@@ -38,7 +39,7 @@ type runResult struct {
 	metricLat                string    // the agent's own detection latency (histogram sum/count)
 	victims                  []string  // pods the agent evicted
 	trendKill                bool      // the agent's trend rung SIGKILLed the pod
-	kernelOOM                []string  // new "Killed process" kernel lines
+	kernelOOM                []string  // new kernel OOM kills in the pods cgroup (test/oomkill)
 	oomKilled                []string  // containers terminated OOMKilled
 	kubelet                  []string  // pods the kubelet evicted
 	endTime                  time.Time // the stress pod seen gone or terminated
@@ -126,7 +127,7 @@ func (b *bench) ramp(ctx context.Context, c contender, rate string, i int) (r ru
 		return r
 	}
 	r.crossAt = limit - b.crossingAvail - r.baseline
-	mark, err := kernelMark()
+	mark, err := oomkill.Mark()
 	if err != nil {
 		r.err = err
 		return r
@@ -147,9 +148,9 @@ func (b *bench) ramp(ctx context.Context, c contender, rate string, i int) (r ru
 	if evs, err := readAudit(b.auditLog); err != nil {
 		r.err = errors.Join(r.err, err)
 	} else if e, ok := evs[ns+"/"+name]; ok {
-		r.apiReceived, r.apiAnswered = e.received, e.completed
+		r.apiReceived, r.apiAnswered = e.Received, e.Completed
 	}
-	if r.kernelOOM, err = kernelOOMSince(mark); err != nil {
+	if r.kernelOOM, err = b.kernelOOMSince(mark); err != nil {
 		r.err = err
 	}
 	allocs := parseStressLog(logText)

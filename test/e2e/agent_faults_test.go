@@ -65,6 +65,7 @@ func TestAgentRestartDuringPressureEvictsNoPodTwice(t *testing.T) {
 	if len(evs) != 1 || evs[0].Count != 1 || evs[0].InvolvedObject.Name != "stress" {
 		t.Errorf("eviction events %v (count %d), want one, once, on stress", summarize(evs), countOf(evs))
 	}
+	checkOneEvictionRequest(t, e, ns, "stress")
 	if got := counterSum(t, second, "pressure_agent_evictions_total"); got != 0 {
 		t.Errorf("the restarted agent made %v eviction requests, want 0", got)
 	}
@@ -178,13 +179,14 @@ func TestAgentRecoversFromAPIServerOutageDuringPressure(t *testing.T) {
 	if evs := eventsIn(ctx, t, e, ns, actuate.ReasonPressureEviction); len(evs) != 1 {
 		t.Errorf("eviction events %v, want exactly one", summarize(evs))
 	}
+	checkOneEvictionRequest(t, e, ns, "stress")
 	for _, ev := range eventsIn(ctx, t, e, ns, "Evicted") {
 		if ev.Source.Component == "kubelet" {
 			t.Errorf("the kubelet evicted %s: %q", ev.InvolvedObject.Name, ev.Message)
 		}
 	}
-	if got := kernelOOMKillsSince(t, mark); got != 0 {
-		t.Errorf("%d kernel OOM kills during the test", got)
+	if got := kernelOOMKillsSince(t, e, mark); got != 0 {
+		t.Errorf("%d kernel OOM kills in the pods cgroup during the test", got)
 	}
 	t.Logf("requests: %s", strings.ReplaceAll(a.metricLines("pressure_agent_evictions_total"), "\n", "; "))
 }

@@ -103,6 +103,7 @@ func TestAgentProcessKilledDuringPressureEvictsNoPodTwice(t *testing.T) {
 		evs := eventsIn(ctx, t, e, ns, actuate.ReasonPressureEviction)
 		return len(evs) == 1 && evs[0].Count == 1 && evs[0].InvolvedObject.Name == "stress", fmt.Sprint(summarize(evs))
 	})
+	checkOneEvictionRequest(t, e, ns, "stress")
 	p, err := e.client.CoreV1().Pods(ns).Get(ctx, "bystander", metav1.GetOptions{})
 	if err != nil || p.DeletionTimestamp != nil {
 		t.Errorf("bystander: %v, deleting %v: want untouched", err, p != nil && p.DeletionTimestamp != nil)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
 // env is the package's one cluster, set up by TestMain. skip is why the tests cannot run.
@@ -30,6 +31,8 @@ type env struct {
 	// podsLimit is the pods cgroup memory limit the node was configured for.
 	podsLimit resource.Quantity
 	skip      string
+	// auditLog is the API server's audit log of eviction requests (test/evictaudit).
+	auditLog string
 }
 
 var shared env
@@ -95,11 +98,15 @@ func runMain(m *testing.M) int {
 
 func start(ctx context.Context, bins cluster.Binaries, dir string) error {
 	t0 := time.Now()
-	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir})
+	audit, auditLog, err := evictaudit.Args(dir)
 	if err != nil {
 		return err
 	}
-	shared.cp = cp
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, ExtraAPIServerArgs: audit})
+	if err != nil {
+		return err
+	}
+	shared.cp, shared.auditLog = cp, auditLog
 	t1 := time.Now()
 	memTotal, err := memTotalBytes()
 	if err != nil {

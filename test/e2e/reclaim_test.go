@@ -61,10 +61,12 @@ func observe(ctx context.Context, t *testing.T, e *env, ns string, created time.
 	t.Helper()
 	var o outcome
 	var first time.Time
-	for _, ev := range eventsIn(ctx, t, e, ns, actuate.ReasonPressureEviction) {
-		o.agentEvicted = append(o.agentEvicted, ev.InvolvedObject.Name)
-		if et := eventTime(ev); first.IsZero() || et.Before(first) {
-			first = et
+	// The agent's evictions: one per request in the audit log (Events merge a repeated one); the time of
+	// the first is the API server's receipt of the request.
+	for _, r := range evictionRequests(t, e, ns) {
+		o.agentEvicted = append(o.agentEvicted, r.Pod)
+		if first.IsZero() || r.Received.Before(first) {
+			first = r.Received
 		}
 	}
 	for _, ev := range eventsIn(ctx, t, e, ns, "Evicted") {
@@ -78,7 +80,7 @@ func observe(ctx context.Context, t *testing.T, e *env, ns string, created time.
 	if !first.IsZero() {
 		o.decision = first.Sub(created)
 	}
-	o.ooms = kernelOOMKillsSince(t, mark)
+	o.ooms = kernelOOMKillsSince(t, e, mark)
 	o.oomKilled = ooms.list()
 	return o
 }
@@ -228,7 +230,7 @@ func TestReclaimAwareEvictsARealHogBeforeTheOOMKiller(t *testing.T) {
 			hog.Spec.Tolerations = tolerateAll()
 			createPod(ctx, t, e, hog)
 			poll(ctx, t, "an eviction or an OOM kill", func() (bool, string) {
-				return evictedAny(ctx, t, e, ns) || len(ooms.list()) > 0 || kernelOOMKillsSince(t, mark) > 0, s.String()
+				return evictedAny(ctx, t, e, ns) || len(ooms.list()) > 0 || kernelOOMKillsSince(t, e, mark) > 0, s.String()
 			})
 			time.Sleep(3 * time.Second)
 			o := observe(ctx, t, e, ns, created, mark, ooms)

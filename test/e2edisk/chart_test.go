@@ -32,18 +32,20 @@ func installAgent(t *testing.T, e *env, set ...string) *chartinstall.Agent {
 
 // The writer case with the chart-installed agent and agent.podDiskUsage: the agent pod, non-root in
 // group 0 with only the pods directory and podLogsDir mounted, measures the writer's emptyDir and
-// evicts it, and only it (the in-process agent's assertions, except that the kubelet, at the same
-// threshold here, may evict the writer too). The agent's log must
+// evicts it, and only it, with one eviction request, ahead of the kubelet (the in-process agent's
+// assertions: agent.hostPaths.imageFsDir gives it the node's dedicated imagefs, so its nodefs headroom
+// holds). The agent's log must
 // not say the per-pod usage is unmeasured or that a walk failed.
 func TestChartAgentWithPodDiskUsageEvictsOnlyTheWriter(t *testing.T) {
 	e := requireNode(t)
 	a := installAgent(t, e, "agent.podDiskUsage.enabled=true",
 		"agent.podDiskUsage.kubeletPodsDir="+filepath.Join(e.node.KubeletRootDir(), "pods"),
-		"agent.podDiskUsage.podLogsDir="+e.node.PodLogsDir(), "agent.config.syncPeriod=1s")
-	// Without imageFsDir the chart's agent takes nodefs for an image filesystem and acts at the kubelet's
-	// own threshold (no headroom at the image GC mark): the kubelet may evict the writer in the same
-	// moment.
-	writerCrossing(t, e, "disk-chart", true, func() { logModes(t, e) })
+		"agent.podDiskUsage.podLogsDir="+e.node.PodLogsDir(), "agent.config.syncPeriod=1s",
+		// The node's real layout: containerd's root is its own filesystem (the dedicated imagefs). Without
+		// it the agent takes nodefs for the image filesystem, withholds its headroom at the image GC mark
+		// and acts at the kubelet's own threshold: a race with the kubelet's 10 s housekeeping.
+		"agent.hostPaths.imageFsDir="+e.node.ContainerdRoot())
+	writerCrossing(t, e, "disk-chart", func() { logModes(t, e) })
 	// "per-pod disk usage not measured" (no pods directory) and "per-pod disk usage: pod ...: permission
 	// denied" (a walk refused) both start so.
 	for _, bad := range []string{"per-pod disk usage"} {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/internal/agent"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 	"github.com/kube-pressure/pressure/test/images"
 )
 
@@ -134,13 +136,12 @@ func podState(ctx context.Context, e *env, ns, name string) string {
 // and only it; the neighbours, with smaller emptyDirs, stay, and the kubelet (at 10%) evicts nothing.
 func TestWriterCrossingNodefsIsTheOnlyPodEvicted(t *testing.T) {
 	e := requireNode(t)
-	writerCrossing(t, e, "disk-writer", false, func() { startAgent(t, e) })
+	writerCrossing(t, e, "disk-writer", func() { startAgent(t, e) })
 }
 
-// writerCrossing runs the writer case in namespace ns with the agent that start starts. kubeletToo
-// allows the kubelet to evict the writer as well (an agent acting at the kubelet's own threshold races
-// it for the same pod); a neighbour evicted by anyone always fails.
-func writerCrossing(t *testing.T, e *env, ns string, kubeletToo bool, start func()) {
+// writerCrossing runs the writer case in namespace ns with the agent that start starts: one eviction
+// request, for the writer, and no eviction by the kubelet.
+func writerCrossing(t *testing.T, e *env, ns string, start func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns = namespace(ctx, t, e, ns)
@@ -183,11 +184,9 @@ func writerCrossing(t *testing.T, e *env, ns string, kubeletToo bool, start func
 		}
 	}
 	agentEvictions, kubeletEvictions := evictions(ctx, t, e, ns)
-	kubeletOK := len(kubeletEvictions) == 0 || (kubeletToo && len(kubeletEvictions) == 1 &&
-		strings.HasPrefix(kubeletEvictions[0], "writer: "))
-	if len(agentEvictions) != 1 || agentEvictions[0] != "writer" || !kubeletOK {
-		t.Errorf("agent evictions %v (want [writer]), kubelet evictions %v (want none, or the writer: %v)", agentEvictions,
-			kubeletEvictions, kubeletToo)
+	if !onlyRequest(agentEvictions, "writer") || len(kubeletEvictions) != 0 {
+		t.Errorf("agent eviction requests %v (want one: writer (201)), kubelet evictions %v (want none)", agentEvictions,
+			kubeletEvictions)
 	}
 	if a, _ := nodefs(t, e); a < agentAt {
 		t.Errorf("nodefs still at %d bytes available after the eviction, below the agent's threshold", a)
@@ -206,23 +205,36 @@ func waitState(ctx context.Context, t *testing.T, e *env, ns, want string, names
 	}
 }
 
-// evictions lists the pods of ns the agent evicted (PressureEviction events) and the kubelet's
-// evictions (Evicted events, with their message).
+// evictions lists the eviction requests for pods of ns, one entry per request as the API server's audit
+// log has them ("pod (code)"), so a repeated request shows twice (Events would merge the repeat into one
+// Event with a count), and the kubelet's evictions (Evicted events, with their message: the kubelet
+// evicts without the Eviction API, and a pod it evicted ends, so it cannot be evicted twice). Only the
+// agent sends eviction requests on this node.
 func evictions(ctx context.Context, t *testing.T, e *env, ns string) (byAgent, byKubelet []string) {
 	t.Helper()
+	reqs, err := evictaudit.Read(e.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range evictaudit.In(reqs, ns) {
+		byAgent = append(byAgent, r.String())
+	}
 	evs, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ev := range evs.Items {
-		switch ev.Reason {
-		case "PressureEviction":
-			byAgent = append(byAgent, ev.InvolvedObject.Name)
-		case "Evicted":
+		if ev.Reason == "Evicted" {
 			byKubelet = append(byKubelet, ev.InvolvedObject.Name+": "+ev.Message)
 		}
 	}
+	sort.Strings(byKubelet)
 	return byAgent, byKubelet
+}
+
+// onlyRequest reports whether reqs (of evictions) is exactly one eviction request, for pod, answered 201.
+func onlyRequest(reqs []string, pod string) bool {
+	return len(reqs) == 1 && reqs[0] == pod+" (201)"
 }
 
 // The same writer and neighbours without the agent: the kubelet alone, at its own nodefs.available<10%.

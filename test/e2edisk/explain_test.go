@@ -118,8 +118,8 @@ func TestExplainOnTheNodePredictsTheVictimTheAgentEvicts(t *testing.T) {
 	t.Logf("the agent evicted %s %s after explain ran", victim, time.Since(explained).Round(100*time.Millisecond))
 	time.Sleep(5 * time.Second) // a second eviction would come within a few 1 s syncs
 	agentEvictions, kubeletEvictions := evictions(ctx, t, e, ns)
-	if want := strings.TrimPrefix(predicted[0], ns+"/"); len(agentEvictions) != 1 || agentEvictions[0] != want {
-		t.Errorf("explain predicted %s; the agent evicted %v (kubelet evictions %v)", predicted[0], agentEvictions, kubeletEvictions)
+	if want := strings.TrimPrefix(predicted[0], ns+"/"); !onlyRequest(agentEvictions, want) {
+		t.Errorf("explain predicted %s; the agent's eviction requests %v (kubelet evictions %v)", predicted[0], agentEvictions, kubeletEvictions)
 	}
 	if predicted[0] != ns+"/writer" {
 		t.Errorf("explain and the agent name %s, want %s/writer (the pod using the most disk)", predicted[0], ns)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
 type env struct {
@@ -23,6 +24,8 @@ type env struct {
 	node   *cluster.Node
 	client kubernetes.Interface
 	skip   string
+	// auditLog is the API server's audit log of eviction requests (test/evictaudit).
+	auditLog string
 }
 
 var shared env
@@ -85,11 +88,15 @@ func runMain(m *testing.M) int {
 }
 
 func start(ctx context.Context, bins cluster.Binaries, dir string) error {
-	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir})
+	audit, auditLog, err := evictaudit.Args(dir)
 	if err != nil {
 		return err
 	}
-	shared.cp = cp
+	cp, err := cluster.StartControlPlane(ctx, cluster.ControlPlaneOptions{Binaries: bins, Dir: dir, ExtraAPIServerArgs: audit})
+	if err != nil {
+		return err
+	}
+	shared.cp, shared.auditLog = cp, auditLog
 	avail, _, err := pidAvailable()
 	if err != nil {
 		return err
