@@ -108,7 +108,9 @@ func (o explainOptions) load(cmd *cobra.Command, flags *genericclioptions.Config
 		return snap, "snapshot " + o.snapshot, time.Time{}, nil
 	}
 	if len(args) != 1 {
-		return nil, "", time.Time{}, errors.New("give a NODE to explain live, or --snapshot DIR")
+		return nil, "", time.Time{}, errors.New("nothing to explain: give a NODE (live, through the " +
+			"apiserver), --snapshot DIR (a directory kubectl pressure snapshot wrote) or --local (on the node itself, from its " +
+			"cgroups and kubelet config)")
 	}
 	cs, err := clientset(flags)
 	if err != nil {
