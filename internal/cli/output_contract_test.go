@@ -9,6 +9,7 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,28 @@ func TestSharedFlagsHaveOneNameAndDefault(t *testing.T) {
 	}
 	if l := nodes.Flags().Lookup("selector"); l == nil || l.Shorthand != "l" {
 		t.Errorf("nodes: -l/--selector %+v, want it", l)
+	}
+}
+
+// TestInstallDocListsEverySubcommand keeps docs/install.md's row of the plugin listing the subcommands
+// the plugin has.
+func TestInstallDocListsEverySubcommand(t *testing.T) {
+	doc := readFile(t, filepath.Join("..", "..", "docs", "install.md"))
+	_, row, ok := strings.Cut(doc, "| `kubectl-pressure` (")
+	if !ok {
+		t.Fatal("docs/install.md: no row \"| `kubectl-pressure` (subcommands) |\"")
+	}
+	row, _, _ = strings.Cut(row, ")")
+	var want []string
+	for _, cmd := range NewRootCommand(genericiooptions.NewTestIOStreamsDiscard()).Commands() {
+		if name := cmd.Name(); name != "help" && name != "completion" {
+			want = append(want, name)
+		}
+	}
+	listed := strings.Split(row, ", ")
+	sort.Strings(listed)
+	sort.Strings(want)
+	if strings.Join(listed, ",") != strings.Join(want, ",") {
+		t.Errorf("docs/install.md lists the plugin's subcommands as %v, the plugin has %v", listed, want)
 	}
 }
