@@ -12,7 +12,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/explain"
@@ -51,8 +50,7 @@ the settings of --agent-config or the agent's defaults.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain the snapshot directory `DIR` (written by kubectl pressure snapshot) instead of a live node")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text (prose wrapped at $COLUMNS or the terminal's width), wide (never wrapped), json, yaml, "+
-		"jsonpath=TEMPLATE or go-template=TEMPLATE (kubectl's printers, on the JSON report)")
+	addOutputFlag(cmd, &o.output, "text never wrapped; text wraps its prose at $COLUMNS or the terminal's width")
 	cmd.Flags().StringVar(&o.agentConfig, "agent-config", "", "predict pressure-agent with the settings of this `FILE` (an "+
 		agentcfg.Kind+", as the agent reads it); without it, the agent's defaults")
 	addKubeletTimeout(cmd, &o.kubeletTimeout)
@@ -62,8 +60,8 @@ the settings of --agent-config or the agent's defaults.`,
 
 func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
 	args []string) error {
-	if o.output != "text" && o.output != "wide" && o.output != "json" && o.output != "yaml" && !isTemplate(o.output) {
-		return fmt.Errorf("--output %q: must be text, wide, json, yaml, jsonpath=TEMPLATE or go-template=TEMPLATE", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	if err := localOnly(cmd, o.local.enabled); err != nil {
 		return err
@@ -110,7 +108,9 @@ func (o explainOptions) load(cmd *cobra.Command, flags *genericclioptions.Config
 		return snap, "snapshot " + o.snapshot, time.Time{}, nil
 	}
 	if len(args) != 1 {
-		return nil, "", time.Time{}, errors.New("give a NODE to explain live, or --snapshot DIR")
+		return nil, "", time.Time{}, errors.New("nothing to explain: give a NODE (live, through the " +
+			"apiserver), --snapshot DIR (a directory kubectl pressure snapshot wrote) or --local (on the node itself, from its " +
+			"cgroups and kubelet config)")
 	}
 	cs, err := clientset(flags)
 	if err != nil {
@@ -131,13 +131,12 @@ func clientset(flags *genericclioptions.ConfigFlags) (kubernetes.Interface, erro
 	return kubernetes.NewForConfig(cfg)
 }
 
-// render writes the report in the chosen format; yaml is the json converted, so both hold the same
-// content; jsonpath and go-template go through cli-runtime's printers. Those machine formats also say
-// the report's partial notes and warnings on stderr ("Warning: ..."). Text wraps its prose at the
-// terminal's width (COLUMNS first) and is coloured on a terminal unless NO_COLOR is set; wide is text
-// that never wraps.
+// render writes the report in the chosen format: json, yaml and the templates through printObject (an
+// ExplainResult), which also say the report's partial notes and warnings on stderr ("Warning: ...").
+// Text wraps its prose at the terminal's width (COLUMNS first) and is coloured on a terminal unless
+// NO_COLOR is set; wide is text that never wraps.
 func render(streams genericiooptions.IOStreams, r explain.Report, output string) error {
-	if output != "text" && output != "wide" {
+	if !isText(output) {
 		// json, yaml and the templates carry the warnings in the report, or drop them: say them on
 		// stderr too, as kubectl does.
 		for _, w := range append(append([]string{}, r.Unavailable...), r.Warnings...) {
@@ -146,36 +145,15 @@ func render(streams genericiooptions.IOStreams, r explain.Report, output string)
 			}
 		}
 	}
-	switch {
-	case output == "text":
+	switch output {
+	case OutputText:
 		width, color := terminal(streams.Out)
 		return explain.TextWith(streams.Out, r, explain.TextOptions{Width: width, Color: color})
-	case output == "wide":
+	case OutputWide:
 		_, color := terminal(streams.Out)
 		return explain.TextWith(streams.Out, r, explain.TextOptions{Color: color})
-	case isTemplate(output):
-		return printTemplate(streams.Out, r, output)
 	}
-	return writeJSONOrYAML(streams.Out, output == "yaml", func(w io.Writer) error { return explain.JSON(w, r) })
-}
-
-// writeJSONOrYAML writes what encode writes as JSON, or that JSON converted to YAML (the same content,
-// keys sorted).
-func writeJSONOrYAML(w io.Writer, asYAML bool, encode func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := encode(&buf); err != nil {
-		return err
-	}
-	out := buf.Bytes()
-	if asYAML {
-		y, err := yaml.JSONToYAML(out)
-		if err != nil {
-			return err
-		}
-		out = y
-	}
-	_, err := w.Write(out)
-	return err
+	return printObject(streams.Out, KindExplainResult, r, output)
 }
 
 // localOnlyFlags are the flags that only --local reads.
@@ -198,7 +176,7 @@ func localOnly(cmd *cobra.Command, local bool) error {
 // addKubeletTimeout adds --kubelet-timeout, the bound of the calls to the kubelet through the
 // apiserver's node proxy.
 func addKubeletTimeout(cmd *cobra.Command, d *time.Duration) {
-	cmd.Flags().DurationVar(d, "kubelet-timeout", DefaultKubeletTimeout, "how long to wait for the kubelet (Summary API "+
+	cmd.Flags().DurationVar(d, "kubelet-timeout", DefaultKubeletTimeout, "how long to wait for a node's kubelet (Summary API "+
 		"and /configz through the apiserver's node proxy) before giving up; 0 waits forever")
 }
 

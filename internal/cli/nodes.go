@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
@@ -19,11 +20,8 @@ import (
 	"github.com/kube-pressure/pressure/internal/explain"
 )
 
-// Defaults of `kubectl pressure nodes`.
-const (
-	DefaultNodesConcurrency = 32
-	DefaultNodeTimeout      = 5 * time.Second
-)
+// DefaultNodesConcurrency is how many kubelets `kubectl pressure nodes` asks at once.
+const DefaultNodesConcurrency = 32
 
 // NodeMargin is one node's row of `kubectl pressure nodes`.
 type NodeMargin struct {
@@ -54,18 +52,24 @@ type NodesOptions struct {
 	// Concurrency is how many kubelets are asked at once; Timeout bounds each request to a node.
 	Concurrency int
 	Timeout     time.Duration
+	// Selector, when not empty, is a label selector: only the matching nodes are listed, and only
+	// their kubelets asked.
+	Selector string
 	// Trend, when positive, asks each kubelet's Summary again after this long and gives the time to
 	// the threshold at the rate the tightest signal fell in between (by the stats' own times).
 	Trend time.Duration
 }
 
-// Nodes lists every node and asks each kubelet (Summary and /configz through the apiserver's node
+// Nodes lists every node (or those matching opts.Selector) and asks each kubelet (Summary and /configz through the apiserver's node
 // proxy) for its tightest margin, opts.Concurrency at a time, each within opts.Timeout. A node that
 // does not answer is kept with its Error and the report marked partial. Items are sorted tightest
 // first (Margin.TighterThan), nodes without an answer last, ties by node name: a total order.
 func Nodes(ctx context.Context, cs kubernetes.Interface, opts NodesOptions) (NodesReport, error) {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: opts.Selector})
 	if err != nil {
+		if opts.Selector != "" {
+			return NodesReport{}, fmt.Errorf("list nodes with selector %q: %w", opts.Selector, err)
+		}
 		return NodesReport{}, fmt.Errorf("list nodes: %w", err)
 	}
 	if opts.Concurrency < 1 {
@@ -194,23 +198,27 @@ func pressureConditions(n *corev1.Node) []string {
 }
 
 func newNodesCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	opts := NodesOptions{Concurrency: DefaultNodesConcurrency, Timeout: DefaultNodeTimeout}
+	opts := NodesOptions{Concurrency: DefaultNodesConcurrency, Timeout: DefaultKubeletTimeout}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "nodes",
 		Short: "Every node's tightest eviction margin, tightest first",
-		Long: `Nodes asks every node's kubelet (Summary API and /configz through the apiserver's node proxy) and
+		Long: `Nodes asks every node's kubelet (or, with -l, the kubelets of the nodes matching the selector) (Summary API and /configz through the apiserver's node proxy) and
 shows, per node, the signal closest to its eviction threshold relative to its capacity: available,
 threshold, margin, and the time to the threshold at the current trend when known. Tightest first; nodes
 whose kubelet does not answer within --kubelet-timeout are listed last with the reason, and the answer is
 marked partial.`,
 		Example: `  kubectl pressure nodes
   kubectl pressure nodes -o wide
+  kubectl pressure nodes -l node-role.kubernetes.io/worker=
   kubectl pressure nodes -o json --concurrency 64 --kubelet-timeout 3s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "" && output != "wide" && output != "json" && output != "yaml" && !isTemplate(output) {
-				return fmt.Errorf("--output %q: must be empty, wide, json, yaml, jsonpath=TEMPLATE or go-template=TEMPLATE", output)
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if _, err := labels.Parse(opts.Selector); err != nil {
+				return fmt.Errorf("--selector %q: %w", opts.Selector, err)
 			}
 			if opts.Concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: must be at least 1", opts.Concurrency)
@@ -233,13 +241,13 @@ marked partial.`,
 			return renderNodes(streams, r, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for a table, wide, json, yaml, "+
-		"jsonpath=TEMPLATE or go-template=TEMPLATE")
+	addOutputFlag(cmd, &output, "the table with the thresholds met, the conditions and the errors")
+	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector (as kubectl's -l): only the matching "+
+		"nodes are listed and their kubelets asked")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", DefaultNodesConcurrency, "how many kubelets to ask at once")
 	cmd.Flags().DurationVar(&opts.Trend, "trend", 0, "ask each Summary again after this long (the kubelet refreshes "+
 		"its stats every 10-20s) and show the time to the threshold at the rate the tightest signal fell; 0: no trend")
-	cmd.Flags().DurationVar(&opts.Timeout, "kubelet-timeout", DefaultNodeTimeout, "how long to wait for each node's kubelet; "+
-		"a node without an answer is listed with the reason and the answer marked partial")
+	addKubeletTimeout(cmd, &opts.Timeout)
 	return cmd
 }
 
@@ -254,7 +262,7 @@ func completeNodes(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		ctx, cancel := context.WithTimeout(cmd.Context(), DefaultNodeTimeout)
+		ctx, cancel := context.WithTimeout(cmd.Context(), DefaultKubeletTimeout)
 		defer cancel()
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {

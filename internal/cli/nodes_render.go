@@ -2,35 +2,19 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/yaml"
 )
 
-// renderNodes writes the nodes report: a table ("" or "wide"), json or yaml. A partial answer is
-// also said on stderr, so that a table piped elsewhere does not hide it.
+// renderNodes writes the nodes report: a table (text, or wide with more columns), or a NodeList in
+// a machine format. A partial answer is also said on stderr, so that a table piped elsewhere does not
+// hide it.
 func renderNodes(streams genericiooptions.IOStreams, r NodesReport, output string) error {
-	if isTemplate(output) {
-		return printTemplate(streams.Out, r, output)
-	}
-	if output == "json" || output == "yaml" {
-		out, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		if output == "yaml" {
-			if out, err = yaml.JSONToYAML(out); err != nil {
-				return err
-			}
-		} else {
-			out = append(out, '\n')
-		}
-		_, err = streams.Out.Write(out)
-		return err
+	if !isText(output) {
+		return printObject(streams.Out, KindNodeList, r, output)
 	}
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 8, 2, ' ', 0)

@@ -27,7 +27,7 @@ func TestNodesRendering(t *testing.T) {
 		want         []string
 		wantErr      string
 	}{
-		{"the table says the margin and no answer", "", []string{
+		{"the table says the margin and no answer", "text", []string{
 			"NODE    SIGNAL            AVAILABLE  THRESHOLD  MARGIN  OF CAPACITY  TIME TO THRESHOLD\n",
 			"tight   memory.available  64Mi       100Mi      -36Mi   -0.2%        0s\n",
 			"silent  no answer         -          -          -       -            -\n"},

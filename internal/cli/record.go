@@ -34,9 +34,17 @@ type RecordingInfo struct {
 	Redacted    bool      `json:"redacted"`
 }
 
+// RecordingResult is what `kubectl pressure record -o json|yaml` prints at the end: the recording's
+// description (as in recording.json) and its directory.
+type RecordingResult struct {
+	RecordingInfo
+	Dir string `json:"dir"`
+}
+
 // recordOptions are the flags of `kubectl pressure record`.
 type recordOptions struct {
 	out      string
+	output   string
 	every    time.Duration
 	duration time.Duration
 	timeout  time.Duration
@@ -64,10 +72,12 @@ recording with "kubectl pressure simulate DIR".`,
 			if err != nil {
 				return err
 			}
-			return o.record(cmd.Context(), cs, streams.ErrOut, args[0])
+			return o.record(cmd.Context(), cs, streams, args[0])
 		},
 	}
 	addKubeletTimeout(cmd, &o.timeout)
+	addOutputFlag(cmd, &o.output, "the same as text; text says the progress and the end on stderr and nothing on stdout, "+
+		"the other formats print the recording's description at the end")
 	cmd.Flags().StringVar(&o.out, "out", "", "new directory to write the recording into (created 0700; files 0600)")
 	cmd.Flags().DurationVar(&o.every, "every", o.every, "interval between two snapshots (at least 100ms)")
 	cmd.Flags().DurationVar(&o.duration, "for", o.duration, "how long to record")
@@ -77,6 +87,9 @@ recording with "kubectl pressure simulate DIR".`,
 
 // check validates the flags; the returned clientset is always nil.
 func (o recordOptions) check() (kubernetes.Interface, error) {
+	if err := checkOutput(o.output); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.out == "":
 		return nil, errors.New("--out DIR is required")
@@ -93,7 +106,8 @@ func (o recordOptions) check() (kubernetes.Interface, error) {
 
 // record runs the recording until --for has passed or ctx is cancelled (Ctrl-C), which is not an
 // error: what was recorded is kept.
-func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, progress io.Writer, node string) error {
+func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, streams genericiooptions.IOStreams, node string) error {
+	progress := streams.ErrOut
 	rec := RecordingInfo{Node: node, Every: o.every.String(), Started: time.Now().UTC(), Redacted: !o.noRedact}
 	first, err := o.fetch(ctx, cs, node)
 	if err != nil {
@@ -118,9 +132,9 @@ func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, prog
 		select {
 		case <-ctx.Done():
 			rec.Interrupted = true
-			return o.finish(progress, rec)
+			return o.finish(streams, rec)
 		case <-deadline.C:
-			return o.finish(progress, rec)
+			return o.finish(streams, rec)
 		case now := <-tick.C:
 			err := o.snapshot(ctx, cs, node, now.UTC())
 			switch {
@@ -183,8 +197,10 @@ func (o recordOptions) progress(w io.Writer, rec RecordingInfo, failure string) 
 	}
 }
 
-// finish writes recording.json and the closing line.
-func (o recordOptions) finish(w io.Writer, rec RecordingInfo) error {
+// finish writes recording.json and the closing line (on stderr), and in a machine format the
+// RecordingResult on stdout.
+func (o recordOptions) finish(streams genericiooptions.IOStreams, rec RecordingInfo) error {
+	w := streams.ErrOut
 	rec.Stopped = time.Now().UTC()
 	if err := writeInfo(o.out, rec); err != nil {
 		return err
@@ -195,7 +211,10 @@ func (o recordOptions) finish(w io.Writer, rec RecordingInfo) error {
 	}
 	fmt.Fprintf(w, "record %s: %s: %d snapshots (%d skipped) in %s into %s; replay with: kubectl pressure simulate %s\n",
 		rec.Node, how, rec.Snapshots, rec.Failures, rec.Stopped.Sub(rec.Started).Round(time.Second), o.out, o.out)
-	return nil
+	if isText(o.output) {
+		return nil
+	}
+	return printObject(streams.Out, KindRecording, RecordingResult{RecordingInfo: rec, Dir: o.out}, o.output)
 }
 
 // writeInfo writes recording.json (at the start, and again at the end with the counts).

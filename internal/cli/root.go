@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -60,21 +59,18 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Print the version, commit and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			info := version.Get("kubectl-pressure")
-			switch output {
-			case "":
+			if isText(output) {
 				_, err := fmt.Fprintln(streams.Out, info.String())
 				return err
-			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(info)
-			default:
-				return fmt.Errorf("--output %q: must be empty or json", output)
 			}
+			return printObject(streams.Out, KindVersion, info, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for text, or json")
+	addOutputFlag(cmd, &output, "the same as text")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"time"
@@ -56,7 +55,7 @@ a KubeletConfiguration field (evictionHard.memory.available=500Mi), an AgentConf
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
+	addOutputFlag(cmd, &o.output, "the same as text: its lines are never wrapped")
 	f.StringVar(&o.plot, "plot", "", "also write an SVG plot of the memory signals, thresholds and evictions to `FILE`")
 	f.StringVar(&o.kubeletConfig, "kubelet-config", "", "replace the kubelet's configuration with this KubeletConfiguration `FILE`")
 	f.StringVar(&o.agentConfig, "agent-config", "", "replace the agent's configuration with this AgentConfiguration `FILE`")
@@ -68,8 +67,8 @@ a KubeletConfiguration field (evictionHard.memory.available=500Mi), an AgentConf
 }
 
 func (o simulateOptions) run(cmd *cobra.Command, streams genericiooptions.IOStreams, path string) error {
-	if o.output != "text" && o.output != "json" && o.output != "yaml" {
-		return fmt.Errorf("--output %q: must be text, json or yaml", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	sets, err := parseAssignments(o.sets)
 	if err != nil {
@@ -325,12 +324,13 @@ func setBy(sets []assignment, setting, key string) (assignment, bool) {
 	return assignment{}, false
 }
 
-// renderSimulation writes the result as text, JSON or YAML (the JSON converted).
+// renderSimulation writes the result as text (wide is the same), or as a SimulationResult in a machine
+// format.
 func renderSimulation(streams genericiooptions.IOStreams, res sim.Result, output string) error {
-	if output == "text" {
+	if isText(output) {
 		return sim.Text(streams.Out, res)
 	}
-	return writeJSONOrYAML(streams.Out, output == "yaml", func(w io.Writer) error { return sim.JSON(w, res) })
+	return printObject(streams.Out, KindSimulationResult, res, output)
 }
 
 // writePlot writes the SVG plot.

@@ -108,7 +108,7 @@ func TestSimulateErrorsNameTheCulprit(t *testing.T) {
 		{"a scenario's bad threshold", []string{bad}, bad + `: line 3, column 36: field kubelet.evictionHard.memory.available: value "lots"`},
 		{"a bad agent configuration", []string{exampleScenario, "--agent-config", agentBad}, `policy`},
 		{"a missing kubelet configuration", []string{exampleScenario, "--kubelet-config", bad + ".missing"}, "--kubelet-config: open"},
-		{"an output format", []string{exampleScenario, "-o", "xml"}, `--output "xml": must be text, json or yaml`},
+		{"an output format", []string{exampleScenario, "-o", "xml"}, `--output "xml": unknown format; want one of text, wide, json, yaml,`},
 		{"a directory without snapshots", []string{t.TempDir()}, "no snapshot directories"},
 		{"a missing scenario", []string{bad + ".missing"}, "no such file"},
 	} {

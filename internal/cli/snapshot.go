@@ -13,8 +13,19 @@ import (
 // snapshotOptions are the flags of `kubectl pressure snapshot`.
 type snapshotOptions struct {
 	out      string
+	output   string
 	timeout  time.Duration
 	noRedact bool
+}
+
+// SnapshotResult is what `kubectl pressure snapshot -o json|yaml` prints: what was saved where.
+type SnapshotResult struct {
+	Node string `json:"node"`
+	Pods int    `json:"pods"`
+	Dir  string `json:"dir"`
+	// Files are the files written in Dir, in the order of the help.
+	Files    []string `json:"files"`
+	Redacted bool     `json:"redacted"`
 }
 
 func newSnapshotCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -45,6 +56,7 @@ directory is created 0700 and the files written 0600.`,
 		},
 	}
 	addKubeletTimeout(cmd, &o.timeout)
+	addOutputFlag(cmd, &o.output, "the same as text")
 	cmd.Flags().StringVar(&o.out, "out", "", "directory to write the snapshot files into (created 0700 if missing; files 0600)")
 	cmd.Flags().BoolVar(&o.noRedact, "no-redact", false, "keep the node and pods as the apiserver serves them "+
 		"(labels, annotations, images, commands, env values)")
@@ -53,6 +65,9 @@ directory is created 0700 and the files written 0600.`,
 
 func (o snapshotOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams,
 	node string) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
 	if o.out == "" {
 		return errors.New("--out DIR is required")
 	}
@@ -73,6 +88,10 @@ func (o snapshotOptions) run(cmd *cobra.Command, flags *genericclioptions.Config
 	}
 	if err := snap.WriteDir(o.out); err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
+	}
+	if !isText(o.output) {
+		return printObject(streams.Out, KindSnapshotResult, SnapshotResult{Node: snap.Node.Name, Pods: len(snap.Pods.Items),
+			Dir: o.out, Files: []string{FileNode, FilePods, FileSummary, FileKubeletConfig}, Redacted: !o.noRedact}, o.output)
 	}
 	_, err = fmt.Fprintf(streams.Out, "saved node %s (%d pods) to %s (files 0600): %s %s %s %s; node and pods %s\n",
 		snap.Node.Name, len(snap.Pods.Items), o.out, FileNode, FilePods, FileSummary, FileKubeletConfig, how)

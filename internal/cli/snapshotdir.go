@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,8 +44,12 @@ type Snapshot struct {
 	Unavailable []string
 }
 
-// LoadSnapshotDir reads a snapshot directory. Every error names the file (and field when known).
+// LoadSnapshotDir reads a snapshot directory. Every error names the file (and field when known); a
+// missing directory, or a file given for it, is one error naming it.
 func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
+	if err := checkSnapshotDir(fsys, dir); err != nil {
+		return nil, err
+	}
 	raw, origin := map[string][]byte{}, map[string]string{}
 	var errs []error
 	for _, name := range snapshotFiles {
@@ -60,6 +65,24 @@ func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot %s: %w", dir, errors.Join(errs...))
 	}
 	return ParseSnapshot(raw, origin)
+}
+
+// snapshotDirWanted says what a snapshot directory is, for the errors about one.
+const snapshotDirWanted = "want the directory that \"kubectl pressure snapshot NODE --out DIR\" wrote (" +
+	FileNode + ", " + FilePods + ", " + FileSummary + ", " + FileKubeletConfig + ")"
+
+// checkSnapshotDir says, once, that the snapshot directory is missing or is a file.
+func checkSnapshotDir(fsys fs.FS, dir string) error {
+	fi, err := fs.Stat(fsys, ".")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("snapshot %s: no such directory: %s", dir, snapshotDirWanted)
+	case errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir():
+		return fmt.Errorf("snapshot %s: a file, not a directory: %s", dir, snapshotDirWanted)
+	case err != nil:
+		return fmt.Errorf("snapshot %s: %w", dir, err)
+	}
+	return nil
 }
 
 // ParseSnapshot decodes the four files of a snapshot. origin names each file in errors (the file
@@ -98,10 +121,17 @@ func (s *Snapshot) parseNode(data []byte) error {
 	return nil
 }
 
+// podsWanted says what pods.json may hold.
+const podsWanted = "want a JSON object (a v1.PodList, or a v1 List of pods as kubectl get pods -o json prints) " +
+	"or a JSON array of pods"
+
 // parsePods accepts a v1.PodList (the API), a v1 List of pods (`kubectl get pods -o json`) and a
 // bare JSON array of pods. An object that is neither (`{}`) is an error, as are two pods with one UID.
 func (s *Snapshot) parsePods(data []byte) error {
 	f := s.Origin[FilePods]
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &FileError{File: f, Err: errors.New("empty file, " + podsWanted)}
+	}
 	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
 		if err := decodeJSON(f, data, &s.Pods.Items); err != nil {
 			return err
@@ -118,8 +148,7 @@ func (s *Snapshot) parsePods(data []byte) error {
 		return err
 	}
 	if s.Pods.Kind == "" && !hasKey(data, "items") {
-		return &FileError{File: f, Err: errors.New("no kind and no items: want a v1.PodList, a v1 List of pods " +
-			"(kubectl get pods -o json) or a JSON array of pods")}
+		return &FileError{File: f, Err: errors.New("no kind and no items: " + podsWanted)}
 	}
 	return checkPods(f, s.Pods.Items, "items[%d]")
 }

@@ -67,6 +67,12 @@ func TestSnapshotDirErrorsNameFileAndField(t *testing.T) {
 		{"an empty kubelet config is an error naming the file",
 			func(t *testing.T, f map[string]string) { f[FileKubeletConfig] = "\n" },
 			[]string{"kubelet-config.json: empty file"}},
+		{"an empty pods.json says what is accepted",
+			func(t *testing.T, f map[string]string) { f[FilePods] = " \n" },
+			[]string{"pods.json: empty file, want a JSON object (a v1.PodList, or a v1 List of pods", "or a JSON array of pods"}},
+		{"a truncated kubelet config in JSON is reported as JSON, with its line",
+			func(t *testing.T, f map[string]string) { f[FileKubeletConfig] = f[FileKubeletConfig][:60] },
+			[]string{"kubelet-config.json: not valid JSON: line ", "unexpected end of JSON input"}},
 		{"a kubelet config of another kind names the file",
 			func(t *testing.T, f map[string]string) { f[FileKubeletConfig] = `{"kind": "Pod", "apiVersion": "v1"}` },
 			[]string{"kubelet-config.json", `kind "Pod" is not KubeletConfiguration`}},
@@ -119,6 +125,34 @@ func TestSnapshotWriteDirRoundTrips(t *testing.T) {
 	if back.Node.Name != "seed-node" || len(back.Pods.Items) != 3 || len(back.Summary.Pods) != 3 || !back.KubeletConfig.Effective {
 		t.Errorf("reloaded snapshot lost content: node %q, %d pods, %d pod stats, effective %v",
 			back.Node.Name, len(back.Pods.Items), len(back.Summary.Pods), back.KubeletConfig.Effective)
+	}
+}
+
+func TestSnapshotPathErrorsAreOneClearLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "snap.tar")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a missing directory", []string{"explain", "--snapshot", missing},
+			"snapshot " + missing + ": no such directory: " + snapshotDirWanted},
+		{"a file instead of a directory", []string{"explain", "--snapshot", file},
+			"snapshot " + file + ": a file, not a directory: " + snapshotDirWanted},
+		{"no argument names every way to say what to explain", []string{"explain"},
+			"nothing to explain: give a NODE (live, through the apiserver), --snapshot DIR (a directory kubectl pressure " +
+				"snapshot wrote) or --local (on the node itself, from its cgroups and kubelet config)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runCLI(t, tc.args...)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error %v, want the one line %q", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-pressure/pressure/internal/janitor"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
@@ -41,8 +39,8 @@ POD is a name or a UID; a pod already deleted is found while Events or the janit
   kubectl pressure why 3f0c1d2e-... -n shop -o json --since 2h`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" && output != "yaml" {
-				return fmt.Errorf("--output %q: must be text, json or yaml", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			if since < 0 {
 				return fmt.Errorf("--since %s: must not be negative", since)
@@ -63,29 +61,17 @@ POD is a name or a UID; a pod already deleted is found while Events or the janit
 			return renderWhy(streams, why.Decide(ev), output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or yaml")
+	addOutputFlag(cmd, &output, "the same as text: its lines are never wrapped")
 	cmd.Flags().DurationVar(&since, "since", 0, "only consider Events and records from this long ago (0: all that remain)")
 	return cmd
 }
 
-// renderWhy writes the verdict; yaml is the json converted (sigs.k8s.io/yaml), so both hold the same content.
+// renderWhy writes the verdict as text (wide is the same), or as a WhyResult in a machine format.
 func renderWhy(streams genericiooptions.IOStreams, v why.Verdict, output string) error {
-	var out []byte
-	var err error
-	switch output {
-	case "text":
+	if isText(output) {
 		return why.Text(streams.Out, v)
-	case "yaml":
-		out, err = yaml.Marshal(v)
-	default:
-		out, err = json.MarshalIndent(v, "", "  ")
-		out = append(out, '\n')
 	}
-	if err != nil {
-		return err
-	}
-	_, err = streams.Out.Write(out)
-	return err
+	return printObject(streams.Out, KindWhyResult, v, output)
 }
 
 // collector gathers the evidence of one pod.

@@ -38,7 +38,7 @@ func TestWhyRejectsBadFlagsBeforeTouchingTheCluster(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown output format", []string{"why", "p", "-o", "xml"}, `--output "xml": must be text, json or yaml`},
+		{"unknown output format", []string{"why", "p", "-o", "xml"}, `--output "xml": unknown format; want one of text, wide, json, yaml,`},
 		{"negative since", []string{"why", "p", "--since", "-1h"}, "--since -1h0m0s: must not be negative"},
 		{"no pod", []string{"why"}, "accepts 1 arg(s), received 0"},
 	} {

@@ -46,6 +46,7 @@ func Build(in Input) Report {
 	in.Config = cfg
 	r.Kubelet = predict(in, r.Now)
 	r.Pressure = agentAnswer(in, kubelet, cfg, r.Now, r.Kubelet)
+	r.Verdict = verdict(r)
 	return r
 }
 

@@ -57,36 +57,9 @@ func human(v int64, u unit) string {
 	case unitMillicores:
 		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
 	case unitCount:
-		return scaled(v, 1000, []string{"k", "M", "G", "T", "P", "E"}, "")
+		return threshold.FormatHuman(v, false)
 	}
-	return scaled(v, 1024, []string{"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}, "B")
-}
-
-// scaled prints v with the largest suffix whose unit it reaches.
-func scaled(v, base int64, suffixes []string, plain string) string {
-	sign := ""
-	a := uint64(v)
-	if v < 0 {
-		sign, a = "-", uint64(-(v+1))+1 // -MinInt64 does not fit an int64
-	}
-	div, idx := uint64(1), -1
-	for i := range suffixes {
-		next := div * uint64(base)
-		if a < next || next/uint64(base) != div {
-			break
-		}
-		div, idx = next, i
-	}
-	if idx < 0 {
-		if a == 0 {
-			return "0"
-		}
-		return sign + strconv.FormatUint(a, 10) + plain
-	}
-	if a%div == 0 {
-		return sign + strconv.FormatUint(a/div, 10) + suffixes[idx]
-	}
-	return sign + strconv.FormatFloat(float64(a)/float64(div), 'f', 1, 64) + suffixes[idx]
+	return threshold.FormatHuman(v, true)
 }
 
 // percent prints a percentage with one decimal.

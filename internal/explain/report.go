@@ -65,6 +65,9 @@ type NodeCondition struct {
 type Report struct {
 	Node   string `json:"node"`
 	Source string `json:"source,omitempty"`
+	// Verdict is the report in one line: whether the kubelet evicts (for what, and how far past which
+	// threshold), else whether pressure-agent would, else the tightest margin. Text output starts with it.
+	Verdict string `json:"verdict"`
 	// Now is the reference time of the stats ages.
 	Now time.Time `json:"now"`
 	// Allocatable maps each resource to its allocatable amount (exact).

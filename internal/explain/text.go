@@ -63,6 +63,9 @@ func (p *printer) table(rows [][]string) {
 func (p *printer) section(title string) { p.printf("\n%s\n", p.paint(ansiBold, title)) }
 
 func (p *printer) header(r Report) {
+	if r.Verdict != "" {
+		p.printf("%s\n", p.paint(ansiBold, r.Verdict))
+	}
 	p.printf("Node %s", r.Node)
 	if r.Source != "" {
 		p.printf(" (%s)", r.Source)

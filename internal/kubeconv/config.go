@@ -1,6 +1,7 @@
 package kubeconv
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,9 @@ func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
+		if jerr := jsonError(data); jerr != nil { // it looks like JSON: say what is wrong as JSON
+			return KubeletConfig{}, fmt.Errorf("kubelet config %s: not valid JSON: %w", name, jerr)
+		}
 		return KubeletConfig{}, fmt.Errorf("kubelet config %s: not JSON or YAML: %w", name, err)
 	}
 	var warnings []string
@@ -78,6 +82,25 @@ func LoadKubeletConfig(r io.Reader, name string) (KubeletConfig, error) {
 		out.Warnings = append(out.Warnings, strictWarning(name, e))
 	}
 	return out, nil
+}
+
+// jsonError returns the JSON syntax error of data, with its line and column, when data looks like
+// JSON (its first non-space byte is '{'); nil otherwise.
+func jsonError(data []byte) error {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return err
+	}
+	before := data[:min(int(syn.Offset), len(data))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }
 
 func strictWarning(name string, err error) string {

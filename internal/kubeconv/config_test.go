@@ -117,6 +117,9 @@ func TestLoadKubeletConfigErrors(t *testing.T) {
 		{"wrong kind", "kind: Pod\n", `kubelet config node.yaml: kind "Pod" is not KubeletConfiguration`},
 		{"wrong apiVersion", "apiVersion: v1\n", `kubelet config node.yaml: apiVersion "v1" is not kubelet.config.k8s.io/v1beta1`},
 		{"not an object", "- a\n", `kubelet config node.yaml: not an object`},
+		{"truncated JSON is reported as JSON with its line and column", "{\n  \"kubeletconfig\": {\n    \"evictionHard\": {",
+			`kubelet config node.yaml: not valid JSON: line 3, column 22: unexpected end of JSON input`},
+		{"YAML that is not JSON is reported as YAML", "a: [\n", `kubelet config node.yaml: not JSON or YAML: yaml: `},
 		{"more than 1 MiB is refused before parsing", "# " + strings.Repeat("x", MaxKubeletConfigBytes) + "\nevictionHard: {}\n",
 			`kubelet config node.yaml: larger than 1048576 bytes`},
 	}
@@ -195,4 +198,15 @@ func FuzzLoadKubeletConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestLoadKubeletConfigAcceptsAYAMLFlowMapping(t *testing.T) {
+	// It starts with '{' like JSON but is YAML: JSON's error must not replace a YAML success.
+	kc, err := LoadKubeletConfig(strings.NewReader("{evictionHard: {memory.available: 300Mi}}\n"), "node.yaml")
+	if err != nil {
+		t.Fatalf("YAML flow mapping: %v", err)
+	}
+	if got := kc.Config.EvictionHard["memory.available"]; got != "300Mi" {
+		t.Errorf("evictionHard memory.available = %q, want 300Mi", got)
+	}
 }

@@ -39,7 +39,7 @@ func ExampleStep() {
 	_, plan = policy.Step(st, in)
 	fmt.Printf("next step: %d evictions, %s credited\n", len(plan.Evictions), plan.Credits[0].Pod)
 	// Output:
-	// evict shop/cache (rank 1): rank 1, frees 1300Mi (taken so far: 1300Mi of the 158Mi needed)
+	// evict shop/cache (rank 1): rank 1, frees 1.3Gi (taken so far: 1.3Gi of the 158Mi needed)
 	// taint wanted: true
 	// next step: 0 evictions, shop/cache credited
 }

@@ -74,7 +74,7 @@ func raise(t threshold.Threshold, snap signal.Snapshot, layout signal.Filesystem
 			if mark, ok := imageGCStart(t.Signal, layout, o.Capacity, gcHigh); ok && base+add >= mark {
 				note.Amount, note.Withheld = 0, fmt.Sprintf("the raised threshold %s would reach the kubelet's image GC start "+
 					"(%d%% used: %s available), where unused images are deleted, not pods",
-					formatRelease(t.Signal, Release{Amount: base + add, Known: true}), gcHigh, formatRelease(t.Signal, Release{Amount: mark, Known: true}))
+					threshold.FormatHuman(base+add, t.Signal.Bytes()), gcHigh, threshold.FormatHuman(mark, t.Signal.Bytes()))
 				add = 0
 			}
 		}

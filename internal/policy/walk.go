@@ -64,14 +64,12 @@ func release(sig signal.Signal, layout signal.FilesystemLayout, c rank.Candidate
 	return r, ""
 }
 
+// formatRelease prints an amount of sig for people (threshold.FormatHuman: "1.3Gi", "4.2M"), never raw bytes.
 func formatRelease(sig signal.Signal, r Release) string {
 	if !r.Known {
 		return "an unknown amount"
 	}
-	if sig.Bytes() {
-		return threshold.FormatQuantity(r.Amount, true)
-	}
-	return fmt.Sprint(r.Amount)
+	return threshold.FormatHuman(r.Amount, sig.Bytes())
 }
 
 // walkToTarget walks the predicted order (the full ranking the kubelet's walk would use) and takes pods

@@ -1,0 +1,135 @@
+package deploy
+
+// NOTES.txt as `helm install` prints it. helm template does not print the notes, so the test renders
+// them with tpl from a copy of the chart (the same templates and helpers, no cluster needed).
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// notesRenderer is a template that renders notes/NOTES.txt (a copy of templates/NOTES.txt) into a
+// ConfigMap, so that helm template shows it.
+const notesRenderer = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: rendered-notes
+data:
+  notes: |
+{{ tpl (.Files.Get "notes/NOTES.txt") . | indent 4 }}
+`
+
+// renderNotes renders the chart's NOTES.txt with the default values and set.
+func renderNotes(t *testing.T, set ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pressure")
+	if err := os.CopyFS(dir, os.DirFS(chartDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	notes, err := os.ReadFile(filepath.Join(dir, "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"notes/NOTES.txt": notes, "templates/zz-rendered-notes.yaml": []byte(notesRenderer)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"template", releaseName, dir, "--namespace", releaseNS, "--kube-version", kubeVersion,
+		"--show-only", "templates/zz-rendered-notes.yaml"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	var cm struct{ Data struct{ Notes string } }
+	if err := yaml.Unmarshal([]byte(runHelm(t, args...)), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Data.Notes, "is installed in namespace "+releaseNS) {
+		t.Fatalf("rendered notes do not look like NOTES.txt:\n%s", cm.Data.Notes)
+	}
+	return cm.Data.Notes
+}
+
+func TestNotesSendEachUserToTheirEventsThePluginAndFullDocURLs(t *testing.T) {
+	docURL := regexp.MustCompile(`https://github\.com/kube-pressure/pressure/blob/main/docs/([a-z-]+\.md)(#[a-z0-9-]+)?`)
+	for _, tc := range []struct {
+		name        string
+		set         []string
+		want, never []string
+	}{
+		{"an evicting agent: its PressureEviction events", nil,
+			[]string{"EVICTS pods", "kubectl get events -A --field-selector reason=PressureEviction\n",
+				"kubectl get events -A --field-selector reason=EvictedPodDeleted"},
+			[]string{"PressureEvictionDryRun", "DRY-RUN"}},
+		{"a dry-run agent: its PressureEvictionDryRun events, never PressureEviction's", []string{"agent.dryRun=true"},
+			[]string{"DRY-RUN mode", "kubectl get events -A --field-selector reason=PressureEvictionDryRun\n",
+				"--set agent.dryRun=false"},
+			[]string{"reason=PressureEviction\n", "EVICTS"}},
+		{"a dry-run janitor says it deletes nothing", []string{"janitor.config.dryRun=true"},
+			[]string{"pressure-janitor runs in DRY-RUN mode", "deletes nothing"},
+			[]string{"reason=EvictedPodDeleted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			notes := renderNotes(t, tc.set...)
+			for _, w := range append(tc.want, "kubectl pressure explain <node>", "install.md#3-the-kubectl-plugin") {
+				if !strings.Contains(notes, w) {
+					t.Errorf("notes do not say %q:\n%s", w, notes)
+				}
+			}
+			for _, n := range tc.never {
+				if strings.Contains(notes, n) {
+					t.Errorf("notes say %q:\n%s", n, notes)
+				}
+			}
+			// Every docs reference is a full URL, to a doc (and heading) that exists.
+			if bare := regexp.MustCompile(`(^|[^/])docs/[a-z-]+\.md`).FindString(notes); bare != "" {
+				t.Errorf("notes name %q by a repository path; want full URLs throughout:\n%s", bare, notes)
+			}
+			urls := docURL.FindAllStringSubmatch(notes, -1)
+			if len(urls) < 3 {
+				t.Errorf("notes link %d docs, want install, explain and operations:\n%s", len(urls), notes)
+			}
+			for _, u := range urls {
+				doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", u[1]))
+				if err != nil {
+					t.Errorf("notes link %s: %v", u[0], err)
+					continue
+				}
+				if u[2] != "" && !strings.Contains(headingAnchors(string(doc)), " "+u[2][1:]+" ") {
+					t.Errorf("notes link %s: docs/%s has no heading %s", u[0], u[1], u[2])
+				}
+			}
+		})
+	}
+}
+
+// headingAnchors returns the GitHub anchors of doc's headings, space-separated and space-padded.
+func headingAnchors(doc string) string {
+	var b strings.Builder
+	b.WriteString(" ")
+	for _, line := range strings.Split(doc, "\n") {
+		h := strings.TrimLeft(line, "#")
+		if h == line || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		a := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+				return r
+			case r == ' ':
+				return '-'
+			}
+			return -1
+		}, strings.ToLower(strings.TrimSpace(h)))
+		b.WriteString(a + " ")
+	}
+	return b.String()
+}
