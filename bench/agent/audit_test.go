@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseAuditTakesEachPodsFirstEvictionRequest(t *testing.T) {
@@ -37,7 +41,44 @@ func TestParseAuditNamesTheBadLine(t *testing.T) {
 func FuzzParseAudit(f *testing.F) {
 	f.Add(`{"stage":"RequestReceived","auditID":"a","objectRef":{"namespace":"n","name":"p","subresource":"eviction"}}`)
 	f.Add("{}\n{")
+	f.Add("{\"objectRef\":{\"namespace\":\"n\",\"name\":\"p\",\"subresource\":\"eviction\"}}\r\n{\"objectRef\":{\"name\":\"q\"}}\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseAudit(strings.NewReader(s))
+		got, err := parseAudit(strings.NewReader(s))
+		// The reference: decode each line alone; the pods are those of the eviction lines.
+		lines := strings.Split(s, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		want := map[string]bool{}
+		var werr error
+		for i, l := range lines {
+			if len(l) >= 4<<20-1 {
+				return // longer than the scanner's buffer; an error either way
+			}
+			var ev auditEvent
+			if werr = json.Unmarshal([]byte(strings.TrimSuffix(l, "\r")), &ev); werr != nil {
+				werr = fmt.Errorf("line %d: %w", i+1, werr)
+				break
+			}
+			if ev.ObjectRef != nil && ev.ObjectRef.Subresource == "eviction" {
+				want[ev.ObjectRef.Namespace+"/"+ev.ObjectRef.Name] = true
+			}
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("parseAudit(%q) error = %v; decoding line by line: %v", s, err, werr)
+		}
+		if err != nil {
+			if got != nil || !strings.Contains(err.Error(), "audit log "+strings.SplitN(werr.Error(), ":", 2)[0]) {
+				t.Errorf("parseAudit(%q) = %v, %v; want no pods and an error naming the %s", s, got, err, strings.SplitN(werr.Error(), ":", 2)[0])
+			}
+			return
+		}
+		gotPods := map[string]bool{}
+		for pod := range got {
+			gotPods[pod] = true
+		}
+		if diff := cmp.Diff(gotPods, want); diff != "" {
+			t.Errorf("parseAudit(%q) pods (-got +want):\n%s", s, diff)
+		}
 	})
 }
