@@ -29,6 +29,10 @@ for t in "${all[@]}"; do
 	start=$SECONDS
 	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
 		result=ok
+	elif grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written' "$log"; then
+		# Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a failure, with no
+		# input (golang/go#75804, fixed in Go 1.27): not a finding of the target.
+		result="ok (go#75804 deadline report, no input)"
 	else
 		result=FAIL failed=1
 	fi
