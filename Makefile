@@ -14,8 +14,11 @@ LDFLAGS       := -s -w -X github.com/kube-pressure/pressure/internal/version.Ver
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT  ?= 75m
 BINARIES      := pressure-agent pressure-janitor kubectl-pressure
+MODULE        := github.com/kube-pressure/pressure
+RACE_PKGS     := ./internal/... ./cmd/...
+FUZZTIME      ?= 30s
 
-.PHONY: all build test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
+.PHONY: all build fuzz test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
 
 all: build
 
@@ -36,7 +39,7 @@ lint: ## gofmt, go mod tidy, go vet, staticcheck
 k8s-bins: ## build the pinned Kubernetes binaries and etcd (cached under $(CACHE))
 	@hack/build-k8s.sh >/dev/null
 
-node-deps: ## install containerd, runc, CNI plugins and iptables when missing (needs root)
+node-deps: ## install containerd, runc, CNI plugins, iptables and gcc (for -race) when missing (needs root)
 	@hack/install-node-deps.sh
 
 vm-deps: ## qemu (apt, needs root) and the cgroup v2 guest's kernel and busybox (unpacked into $(CACHE)/vm)
@@ -58,7 +61,15 @@ test: node-lock-check lint k8s-bins node-deps vm-deps ## every test: unit, integ
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
 	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@# internal/... and cmd/... run with -race, the rest of ./... without (each package once); hack/testtable
+	@# prints what plain go test would, then each package's wall time. pipefail keeps go test's status.
+	$(GO) build -o $(CACHE)/bin/testtable ./hack/testtable
+	{ r=0; $(GO) test -json -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) || r=$$?; \
+	  $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '^$(MODULE)/internal/' -e '^$(MODULE)/cmd/') || r=$$?; \
+	  exit $$r; } | $(CACHE)/bin/testtable
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s), one at a time, with a table of execs
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 # node-lock-check runs first in make test, before the minute of lint: a running demo cluster (which holds
 # the node lock until make demo-down) stops make test at once, saying so; a test run holding it is named.

@@ -40,9 +40,11 @@ func TestAPIDeadlineEndsAStalledCallButNoWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The client's own timeout is an hour: an error at all (and well before a minute, a bound against
+	// a hang, not a speed check on a loaded host) is the deadline at work; the error says which.
 	start := time.Now()
 	_, err = client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
-	if took := time.Since(start); err == nil || took > 5*timeout {
+	if took := time.Since(start); err == nil || took > time.Minute {
 		t.Errorf("GET on a stalled server: err %v after %s, want an error after about %s", err, took, timeout)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) && !strings.Contains(fmt.Sprint(err), "deadline") {

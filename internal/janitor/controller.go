@@ -52,7 +52,7 @@ type Controller struct {
 	limiter  *rate.Limiter
 	owners   *owner.Resolver
 	queue    workqueue.TypedRateLimitingInterface[string]
-	indexer  cache.Indexer
+	indexer  cache.Indexer // set once by Run under mu: census reads it from the metrics registry's goroutine
 	evidence *aggregator
 	wakeups  *wakeups
 	synced   atomic.Bool
@@ -134,7 +134,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("janitor: add owner index: %w", err)
 		}
 	}
+	c.mu.Lock()
 	c.indexer = inf.GetIndexer()
+	c.mu.Unlock()
 	if _, err := inf.AddEventHandler(c.handlers()); err != nil {
 		return fmt.Errorf("janitor: add pod handler: %w", err)
 	}
@@ -235,7 +237,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 // census decides every cached pod now, for the skipped and pending gauges.
 func (c *Controller) census() Census {
 	cs := Census{Skipped: map[SkipReason]int{}, Pending: map[string]int{}}
-	if c.indexer == nil {
+	c.mu.Lock()
+	idx := c.indexer // a Gather may come before Run set it, from another goroutine
+	c.mu.Unlock()
+	if idx == nil {
 		return cs
 	}
 	now := c.opts.Clock.Now()
@@ -250,8 +255,8 @@ func (c *Controller) census() Census {
 		}
 	}
 	seen := map[string]bool{}
-	for _, key := range c.indexer.ListKeys() {
-		obj, ok, err := c.indexer.GetByKey(key)
+	for _, key := range idx.ListKeys() {
+		obj, ok, err := idx.GetByKey(key)
 		if err != nil || !ok {
 			continue
 		}

@@ -29,8 +29,8 @@ func TestFileWatchFiresWhenMemoryEventsChanges(t *testing.T) {
 	if err := os.WriteFile(p, []byte("low 0\nhigh 1\nmax 0\noom 0\noom_kill 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !waitSignal(ch, 2*time.Second) {
-		t.Error("no signal within 2s after memory.events was modified")
+	if !waitSignal(ch, signalWait) {
+		t.Errorf("no signal within %s after memory.events was modified", signalWait)
 	}
 	cancel()
 	if err := <-done; err != nil {

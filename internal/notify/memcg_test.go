@@ -8,6 +8,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/notify"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
+	"github.com/kube-pressure/pressure/internal/testenv"
 )
 
 func TestUsageThresholdIsTheKubeletFormula(t *testing.T) {
@@ -34,7 +35,7 @@ func TestUsageThresholdIsTheKubeletFormula(t *testing.T) {
 func realCgroup(t *testing.T, limit int64) (string, *cgrouptest.Hog) {
 	t.Helper()
 	if why := cgrouptest.Available(); why != "" {
-		t.Skipf("real cgroup v1 test cannot run: %s", why)
+		testenv.SkipOrFail(t, "real cgroup v1 test cannot run: %s", why)
 	}
 	dir := filepath.Join(cgrouptest.V1Memory, cgrouptest.RandomName("pressure-test"))
 	if err := cgrouptest.Mkdir(dir, limit); err != nil {
@@ -100,15 +101,15 @@ func TestMemcgThresholdFiresOnUpwardAndDownwardCrossing(t *testing.T) {
 	if err := hog.Alloc(64 * mib); err != nil {
 		t.Fatal(err)
 	}
-	if !waitSignal(ch, 2*time.Second) {
-		t.Fatalf("no signal within 2s after usage grew from %d to %d across %d", base, usage(t, dir), base+32*mib)
+	if !waitSignal(ch, signalWait) {
+		t.Fatalf("no signal within %s after usage grew from %d to %d across %d", signalWait, base, usage(t, dir), base+32*mib)
 	}
 	drain(ch)
 	if err := hog.Free(); err != nil {
 		t.Fatal(err)
 	}
-	if !waitSignal(ch, 2*time.Second) {
-		t.Fatalf("no signal within 2s after usage fell to %d below %d", usage(t, dir), base+32*mib)
+	if !waitSignal(ch, signalWait) {
+		t.Fatalf("no signal within %s after usage fell to %d below %d", signalWait, usage(t, dir), base+32*mib)
 	}
 }
 
@@ -131,7 +132,7 @@ func TestMemcgSetThresholdReplacesTheOldOne(t *testing.T) {
 	if err := hog.Alloc(160 * mib); err != nil {
 		t.Fatal(err)
 	}
-	if !waitSignal(ch, 2*time.Second) {
+	if !waitSignal(ch, signalWait) {
 		t.Fatalf("no signal after crossing the new threshold %d (usage %d)", base+200*mib, usage(t, dir))
 	}
 }

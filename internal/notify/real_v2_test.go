@@ -90,8 +90,8 @@ func TestPSITriggerWithASubSecondWindowFiresOnARealV2Cgroup(t *testing.T) {
 	}
 	start := time.Now()
 	squeeze(t, dir, hog)
-	if !waitSignal(ch, 10*time.Second) {
-		t.Fatalf("PSI trigger %q did not fire within 10s of memory.high throttling", tr.Spec)
+	if !waitSignal(ch, signalWait) {
+		t.Fatalf("PSI trigger %q did not fire within %s of memory.high throttling", tr.Spec, signalWait)
 	}
 	t.Logf("PSI trigger %q fired %s after memory.high was set", tr.Spec, time.Since(start).Round(time.Millisecond))
 }
@@ -110,8 +110,8 @@ func TestFileWatchFiresWhenARealV2CgroupHitsMemoryHigh(t *testing.T) {
 		t.Fatal("memory.events changed while the cgroup allocated far below its limits")
 	}
 	squeeze(t, dir, hog)
-	if !waitSignal(ch, 5*time.Second) {
-		t.Fatal("no inotify event on memory.events within 5s of crossing memory.high")
+	if !waitSignal(ch, signalWait) {
+		t.Fatalf("no inotify event on memory.events within %s of crossing memory.high", signalWait)
 	}
 	l := cgroupfs.Layout{Version: cgroupfs.V2, Memory: filepath.Dir(dir)}
 	ev, err := l.MemoryEvents(filepath.Base(dir))
@@ -139,7 +139,7 @@ func TestPollerFiresOnARealV2Cgroup(t *testing.T) {
 	if err := hog.Alloc(96 * mib); err != nil {
 		t.Fatal(err)
 	}
-	if !waitSignal(ch, time.Second) {
-		t.Errorf("poller did not signal within 1s after memory.current grew by 96 MiB across +64 MiB (now %d)", current(t, dir))
+	if !waitSignal(ch, signalWait) {
+		t.Errorf("poller did not signal within %s after memory.current grew by 96 MiB across +64 MiB (now %d)", signalWait, current(t, dir))
 	}
 }

@@ -85,29 +85,22 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 			_ = cp.Stop()
 		}
 	}()
-	ports, err := freePorts(5)
-	if err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
-	}
-	etcdClient, etcdPeer, apiPort, cmPort, schedPort := ports[0], ports[1], ports[2], ports[3], ports[4]
-	cp.server = "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	if cp.pki, err = newControlPlanePKI(filepath.Join(cp.dir, "pki")); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	if err := cp.writeKubeconfigs(); err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
+	start := func(ports []int) error { return cp.startOnPorts(ctx, ports, opts) }
+	reset := func() error {
+		if err := cp.Stop(); err != nil {
+			return err
+		}
+		cp.etcd, cp.apiserver, cp.cm, cp.scheduler = nil, nil, nil, nil
+		// etcd's data dir remembers its member's peer URL: start the next etcd afresh.
+		if err := os.RemoveAll(filepath.Join(cp.dir, "etcd")); err != nil {
+			return err
+		}
+		return os.MkdirAll(filepath.Join(cp.dir, "etcd"), 0o700)
 	}
-	if err := cp.startEtcd(ctx, etcdClient, etcdPeer); err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
-	}
-	cp.apiserverArgs = cp.apiserverFlags(apiPort, etcdClient, opts)
-	if err := cp.StartAPIServer(ctx); err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
-	}
-	if err := cp.startControllerManager(ctx, cmPort, opts); err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
-	}
-	if err := cp.startScheduler(ctx, schedPort, opts); err != nil {
+	if err := onFreePorts(5, portAttempts, start, reset); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
 	if err := cp.waitDefaultServiceAccount(ctx); err != nil {
@@ -117,6 +110,28 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
 	return cp, nil
+}
+
+// startOnPorts writes the kubeconfigs for the API server's port and starts etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler on ports (etcd client, etcd peer, API server,
+// controller manager, scheduler).
+func (cp *ControlPlane) startOnPorts(ctx context.Context, ports []int, opts ControlPlaneOptions) error {
+	etcdClient, etcdPeer, apiPort, cmPort, schedPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	cp.server = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	if err := cp.writeKubeconfigs(); err != nil {
+		return err
+	}
+	if err := cp.startEtcd(ctx, etcdClient, etcdPeer); err != nil {
+		return err
+	}
+	cp.apiserverArgs = cp.apiserverFlags(apiPort, etcdClient, opts)
+	if err := cp.StartAPIServer(ctx); err != nil {
+		return err
+	}
+	if err := cp.startControllerManager(ctx, cmPort, opts); err != nil {
+		return err
+	}
+	return cp.startScheduler(ctx, schedPort, opts)
 }
 
 // writeState records the running processes in <dir>/state.json, so a control plane leaked by a

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/testenv"
 )
 
 // requireContainerd skips (or, with CI set, fails) unless we are root and containerd and ctr
@@ -28,10 +30,7 @@ func requireContainerd(t *testing.T) (containerd, ctr string) {
 		missing = append(missing, "containerd or ctr not in PATH (apt-get install -y containerd)")
 	}
 	if len(missing) > 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but the containerd import test cannot run: %s", strings.Join(missing, "; "))
-		}
-		t.Skipf("containerd import test needs root and containerd: %s", strings.Join(missing, "; "))
+		testenv.SkipOrFail(t, "containerd import test needs root and containerd: %s", strings.Join(missing, "; "))
 	}
 	return containerd, ctr
 }
@@ -122,7 +121,7 @@ func TestCtrImportNamesImagesAndTheStressImageRuns(t *testing.T) {
 	}
 	t.Run("stress image runs under runc", func(t *testing.T) {
 		if _, err := exec.LookPath("runc"); err != nil {
-			t.Skipf("runc not in PATH, cannot run a container: %v", err)
+			testenv.SkipOrFail(t, "runc not in PATH, cannot run a container: %v", err)
 		}
 		out := runCtr(t, ctr, sock, "run", "--rm", StressName, "pressure-images-test",
 			"/stress", "mem", "--rate", "0", "--target", "8Mi", "--hold=false")

@@ -2,10 +2,10 @@ package vm_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/testenv"
 	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/images"
 	"github.com/kube-pressure/pressure/test/vm"
@@ -33,10 +33,7 @@ func buildChartParts(ctx context.Context, t *testing.T) chartParts {
 	root := moduleRoot(t)
 	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("helm unavailable: %v", err)
-		}
-		t.Skipf("helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
+		testenv.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
 	}
 	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent)
 	if err != nil {

@@ -23,6 +23,8 @@ var (
 // median ramp those runs reached. It runs only with -v2race.runs N.
 func TestOOMRaceOnCgroupV2Bench(t *testing.T) {
 	if *raceRuns <= 0 {
+		// Not an environment skip: an opt-in measurement of many minutes (docs/benchmarks.md), off
+		// unless asked for with -v2race.runs; the tests of the same node run in every make test.
 		t.Skip("the v2 OOM race benchmark runs only with -v2race.runs N (see docs/benchmarks.md)")
 	}
 	ctx := context.Background()

@@ -8,13 +8,14 @@ import (
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
+	"github.com/kube-pressure/pressure/internal/testenv"
 )
 
 // TestRealV1PodWorkingSet builds a real kubepods/burstable/pod<uid> tree in the host's cgroup v1 memory
 // controller, runs a process in it that touches 64 MiB, and checks the observations against it.
 func TestRealV1PodWorkingSet(t *testing.T) {
 	if why := cgrouptest.Available(); why != "" {
-		t.Skipf("real cgroup v1 test cannot run: %s", why)
+		testenv.SkipOrFail(t, "real cgroup v1 test cannot run: %s", why)
 	}
 	const uid = "0a0b0c0d-1111-2222-3333-444455556666"
 	const limit = 512 * mib

@@ -1,9 +1,11 @@
 package procfs_test
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,8 +57,23 @@ func FuzzParseLoadavg(f *testing.F) {
 func FuzzParseSysctlUint(f *testing.F) {
 	f.Add("32768\n")
 	f.Add("")
+	f.Add(" 4194304 \r\nextra")
+	f.Add("-1\n")
+	f.Add("18446744073709551616")
 	f.Fuzz(func(t *testing.T, in string) {
-		_, _ = procfs.ParseSysctlUint(strings.NewReader(in), "pid_max")
+		v, err := procfs.ParseSysctlUint(strings.NewReader(in), "pid_max")
+		// The reference: the first line, trimmed, is one decimal uint64.
+		first, _, _ := strings.Cut(in, "\n")
+		if len(first) >= bufio.MaxScanTokenSize-1 {
+			return // longer than a line the scanner reads; an error either way
+		}
+		want, werr := strconv.ParseUint(strings.TrimSpace(first), 10, 64)
+		if (err == nil) != (werr == nil) || v != want && err == nil {
+			t.Fatalf("ParseSysctlUint(%q) = %d, %v; the first line trimmed parses as %d, %v", in, v, err, want, werr)
+		}
+		if err != nil && (v != 0 || !strings.Contains(err.Error(), "pid_max")) {
+			t.Errorf("ParseSysctlUint(%q) = %d, %v: an error returns 0 and names the file", in, v, err)
+		}
 	})
 }
 

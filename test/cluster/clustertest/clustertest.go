@@ -13,19 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/testenv"
 	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // InCI reports whether CI=true: environment problems then fail tests instead of skipping them.
-func InCI() bool { return os.Getenv("CI") == "true" }
+func InCI() bool { return testenv.InCI() }
 
-// SkipOrFail skips the test with reason, or fails it under CI=true.
+// SkipOrFail skips the test with reason, or fails it under CI=true (testenv.SkipOrFail).
 func SkipOrFail(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if InCI() {
-		t.Fatalf("CI=true, so not skipping: "+format, args...)
-	}
-	t.Skipf(format, args...)
+	testenv.SkipOrFail(t, format, args...)
 }
 
 // Binaries finds the pinned Kubernetes binaries (see package doc for when it builds them).

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// event is one line of go test -json (cmd/test2json).
+type event struct {
+	Time       time.Time
+	Action     string
+	Package    string
+	ImportPath string // build-output and build-fail events
+	Test       string
+	Elapsed    float64 // seconds
+	Output     string
+}
+
+// result is a package's end: its outcome and the test binary's run time.
+type result struct {
+	pkg     string
+	action  string // pass, fail or skip
+	elapsed time.Duration
+}
+
+func main() {
+	results, err := run(os.Stdin, os.Stdout)
+	if slices.ContainsFunc(results, func(r result) bool { return r.action == "fail" }) {
+		fmt.Println("FAIL") // go test's last line when a package failed
+	}
+	writeTable(os.Stdout, results)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testtable: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// line is one line of a test's output, held until its top-level test ends.
+type line struct{ test, text string }
+
+// heldOutput is the output of one package's running tests and which of them failed.
+type heldOutput struct {
+	lines  []line
+	failed map[string]bool
+}
+
+// take removes the lines of top and its subtests and returns those of the ones that failed (all of
+// them with all), without the "=== RUN"-style lines only -v prints.
+func (h *heldOutput) take(top string, all bool) string {
+	var b strings.Builder
+	kept := h.lines[:0]
+	for _, l := range h.lines {
+		if top != "" && l.test != top && !strings.HasPrefix(l.test, top+"/") {
+			kept = append(kept, l)
+			continue
+		}
+		if (all || h.failed[l.test]) && !strings.HasPrefix(l.text, "=== ") {
+			b.WriteString(l.text)
+		}
+	}
+	h.lines = kept
+	return b.String()
+}
+
+// run copies the plain go test output of the JSON stream in to out and returns each package's result.
+// A test's output is held until its top-level test ends and printed only for the tests that failed; a
+// package that fails (a panic, a timeout) prints whatever its unfinished tests still hold. Lines that
+// are not JSON pass through unchanged.
+func run(in io.Reader, out io.Writer) ([]result, error) {
+	held := map[string]*heldOutput{}
+	var results []result
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
+			fmt.Fprintln(out, sc.Text())
+			continue
+		}
+		h := held[e.Package]
+		if h == nil {
+			h = &heldOutput{failed: map[string]bool{}}
+			held[e.Package] = h
+		}
+		top := !strings.Contains(e.Test, "/")
+		switch {
+		case e.Action == "build-output":
+			fmt.Fprint(out, e.Output)
+		case e.Test != "" && e.Action == "output":
+			h.lines = append(h.lines, line{e.Test, e.Output})
+		case e.Test != "" && e.Action == "fail":
+			h.failed[e.Test] = true
+			if top {
+				fmt.Fprint(out, h.take(e.Test, false))
+			}
+		case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
+			if top {
+				h.take(e.Test, false)
+			}
+		case e.Test == "" && e.Action == "output":
+			if t := strings.TrimSpace(e.Output); t != "PASS" && !strings.HasPrefix(t, "=== ") {
+				fmt.Fprint(out, e.Output)
+			}
+		case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+			if e.Action == "fail" {
+				fmt.Fprint(out, h.take("", true))
+			}
+			delete(held, e.Package)
+			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: time.Duration(e.Elapsed * float64(time.Second))})
+		}
+	}
+	return results, sc.Err()
+}
+
+// writeTable prints the packages that ran tests by wall time, longest first (then by name), and the sum.
+func writeTable(w io.Writer, results []result) {
+	rs := slices.DeleteFunc(slices.Clone(results), func(r result) bool { return r.action == "skip" })
+	if len(rs) == 0 {
+		return
+	}
+	slices.SortFunc(rs, func(a, b result) int {
+		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg, b.pkg))
+	})
+	var sum time.Duration
+	fmt.Fprintf(w, "\nPACKAGE WALL TIME (test binary, longest first)\n")
+	for _, r := range rs {
+		sum += r.elapsed
+		fmt.Fprintf(w, "  %9s  %-4s  %s\n", r.elapsed.Round(100*time.Millisecond), r.action, r.pkg)
+	}
+	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// writeModule writes a module with a passing, a failing (with a subtest) and a test-less package.
+func writeModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":            "module example.com/m\n\ngo 1.24\n",
+		"good/good_test.go": "package good\n\nimport \"testing\"\n\nfunc TestGood(t *testing.T) { t.Log(\"quiet unless -v\") }\n\nfunc TestSkipped(t *testing.T) { t.Skip(\"not here\") }\n",
+		"bad/bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestFine(t *testing.T) {}\n\n" +
+			"func TestBad(t *testing.T) {\n\tt.Run(\"sub\", func(t *testing.T) { t.Error(\"sub broke\") })\n\tt.Log(\"after the subtest\")\n}\n",
+		"none/none.go": "package none\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// goTest runs go test in dir and returns its stdout and whether it failed.
+func goTest(t *testing.T, dir string, args ...string) ([]byte, bool) {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"test", "-count=1", "-p=1"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("go test %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	return out, err != nil
+}
+
+var durations = regexp.MustCompile(`\d+\.\d+s`)
+
+func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("go not in PATH: %v", err) // go test itself runs this: go is always there
+	}
+	dir := writeModule(t)
+	plain, plainFailed := goTest(t, dir, "./...")
+	stream, jsonFailed := goTest(t, dir, "-json", "./...")
+	if !plainFailed || !jsonFailed {
+		t.Fatalf("go test failed: plain %t, json %t; want both (package bad fails)", plainFailed, jsonFailed)
+	}
+	var out bytes.Buffer
+	results, err := run(bytes.NewReader(stream), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Package lines as plain go test prints them, in its order; the failing tests' messages; nothing of
+	// -v (the RUN lines, the passing test's log).
+	norm := func(b []byte) string { return durations.ReplaceAllString(string(b), "T") }
+	got := norm(out.Bytes())
+	var pkgLines []string
+	for _, l := range strings.Split(norm(plain), "\n") {
+		if strings.HasPrefix(l, "ok  ") || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "?   ") {
+			pkgLines = append(pkgLines, l)
+		}
+	}
+	if want := strings.Join(pkgLines, "\n") + "\n"; !strings.Contains(got, want) {
+		t.Errorf("output lacks plain go test's package lines %q:\n%s", want, got)
+	}
+	for _, want := range []string{"bad_test.go:8: sub broke", "--- FAIL: TestBad/sub (T)", "bad_test.go:9: after the subtest", "--- FAIL: TestBad (T)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"=== RUN", "quiet unless -v", "TestFine", "TestSkipped", "PASS\n"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("output has %q, which only -v prints:\n%s", unwanted, got)
+		}
+	}
+	var table bytes.Buffer
+	writeTable(&table, results)
+	for _, want := range []string{"fail  example.com/m/bad", "pass  example.com/m/good", "sum over 2 packages"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "example.com/m/none") {
+		t.Errorf("table lists the package without tests:\n%s", table.String())
+	}
+}
+
+func TestLinesThatAreNotJSONPassThrough(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := run(strings.NewReader("make: something\n{\"Action\":\"output\",\"Package\":\"p\",\"Output\":\"ok  \\tp\\t0.1s\\n\"}\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "make: something\nok  \tp\t0.1s\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+}
