@@ -19,7 +19,7 @@ const chartTag = "v2guest"
 // containerd 1.6 serves as plain read-only mounts (one read-only cgroup2 mount on this v2 node).
 func chartValues(set ...string) []string {
 	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false",
-		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig, "agent.recursiveReadOnly=IfPossible"}, set...)
+		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig}, set...)
 }
 
 // chartParts are the helm binary and the agent's image, built once per test.
