@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,10 @@ func defaultsByField(t *testing.T) map[string]string {
 			for k, e := range o {
 				walk(prefix+k+".", e)
 			}
+			return
+		}
+		if f, ok := v.(float64); ok { // JSON numbers: 1000000, not 1e+06
+			out[strings.TrimSuffix(prefix, ".")] = strconv.FormatFloat(f, 'f', -1, 64)
 			return
 		}
 		out[strings.TrimSuffix(prefix, ".")] = fmt.Sprint(v)
