@@ -59,9 +59,11 @@ func TestRealV1PodWorkingSet(t *testing.T) {
 		t.Fatalf("Pods() = %v, want an entry for %s", pods, uid)
 	}
 	ws := int64(*p.MemoryWorkingSet)
-	// The hog touched 64 MiB after joining the cgroup; its Go runtime adds a little after the move.
-	if ws < alloc || ws > alloc+16*mib {
-		t.Errorf("pod working set = %d MiB, want within [64, 80] MiB", ws/mib)
+	// The hog touched 64 MiB after joining the cgroup; its Go runtime adds a little after the move, and
+	// more under -race (the hog is this test binary, race detector included: 81 MiB seen in make test).
+	const runtimeSlack = 32 * mib
+	if ws < alloc || ws > alloc+runtimeSlack {
+		t.Errorf("pod working set = %d MiB, want within [64, 96] MiB", ws/mib)
 	}
 	if *p.ProcessCount != 1 {
 		t.Errorf("pod process count = %d, want 1 (the hog)", *p.ProcessCount)
@@ -74,8 +76,8 @@ func TestRealV1PodWorkingSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AllocatableMemory: %v", err)
 	}
-	if a.Capacity != limit || a.Available > limit-alloc || a.Available < limit-alloc-16*mib {
-		t.Errorf("allocatableMemory = %v, want capacity 512 MiB and available ≈ 448 MiB", a)
+	if a.Capacity != limit || a.Available > limit-alloc || a.Available < limit-alloc-runtimeSlack {
+		t.Errorf("allocatableMemory = %v, want capacity 512 MiB and available in [416, 448] MiB", a)
 	}
 
 	total, err := procfs.NewReader("").MemTotal()
