@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -114,10 +115,20 @@ func testLeaderElection(t *testing.T, rc restConfig, client kubernetes.Interface
 	if got := standby.deleted(t); got != batch {
 		t.Errorf("new leader %s deleted %v pods; want %d", standby.id, got, batch)
 	}
-	evs, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
-	if err != nil {
-		t.Fatalf("list events: %v", err)
-	}
+	// The evidence is written by the aggregator after the deletion, asynchronously: the last Events may
+	// land after the last pod is gone (39 of 40 seen at once in a -race run). Wait for them, then check
+	// that there is exactly one per pod.
+	var evs *corev1.EventList
+	eventually(t, 30*time.Second, "one evidence event per pod", func() error {
+		var err error
+		if evs, err = client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason}); err != nil {
+			return err
+		}
+		if len(evs.Items) < 2*batch {
+			return fmt.Errorf("%d evidence events so far", len(evs.Items))
+		}
+		return nil
+	})
 	if len(evs.Items) != 2*batch {
 		t.Errorf("%d evidence events; want one per pod, %d", len(evs.Items), 2*batch)
 	}
