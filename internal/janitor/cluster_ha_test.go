@@ -115,22 +115,28 @@ func testLeaderElection(t *testing.T, rc restConfig, client kubernetes.Interface
 	if got := standby.deleted(t); got != batch {
 		t.Errorf("new leader %s deleted %v pods; want %d", standby.id, got, batch)
 	}
-	// The evidence is written by the aggregator after the deletion, asynchronously: the last Events may
-	// land after the last pod is gone (39 of 40 seen at once in a -race run). Wait for them, then check
-	// that there is exactly one per pod.
+	waitEvidence(t, client, ns, 2*batch)
+}
+
+// waitEvidence waits for want evidence Events in ns and fails unless there are exactly want. The
+// aggregator writes them after the deletions, asynchronously: the last ones may land after the last pod
+// is gone (39 of 40 seen at once in a -race run).
+func waitEvidence(t *testing.T, client kubernetes.Interface, ns string, want int) {
+	t.Helper()
 	var evs *corev1.EventList
 	eventually(t, 30*time.Second, "one evidence event per pod", func() error {
 		var err error
-		if evs, err = client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason}); err != nil {
+		evs, err = client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
+		if err != nil {
 			return err
 		}
-		if len(evs.Items) < 2*batch {
+		if len(evs.Items) < want {
 			return fmt.Errorf("%d evidence events so far", len(evs.Items))
 		}
 		return nil
 	})
-	if len(evs.Items) != 2*batch {
-		t.Errorf("%d evidence events; want one per pod, %d", len(evs.Items), 2*batch)
+	if len(evs.Items) != want {
+		t.Errorf("%d evidence events; want one per pod, %d", len(evs.Items), want)
 	}
 }
 
@@ -198,13 +204,7 @@ func TestJanitorRecoversFromAPIServerRestart(t *testing.T) {
 		t.Fatalf("start apiserver: %v", err)
 	}
 	waitForCount(t, client, ns, 0)
-	evs, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
-	if err != nil {
-		t.Fatalf("list events: %v", err)
-	}
-	if len(evs.Items) != n {
-		t.Errorf("%d evidence events; want %d", len(evs.Items), n)
-	}
+	waitEvidence(t, client, ns, n)
 	resp, err := http.Get("http://" + cfg.MetricsAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
