@@ -88,9 +88,10 @@ func (st *State) bound(c rank.Candidate, since time.Time, origin string) flight 
 }
 
 // credit returns the in-flight pods' credits, by pod: what each had when its flight started, or what it
-// has now if less; nothing for a pod without stats now (its memory, if any, is already free) or for a
-// pod terminating past its deletion timestamp plus TerminatingMargin.
-func (st *State) credit(now time.Time, pods []Pod, cfg Config, p *Plan) []Credit {
+// has now if less; for a pod whose memory stats are gone, what it had when last measured less what the
+// raw memory signals rose since (goneCredit); nothing for a pod terminating past its deletion timestamp
+// plus TerminatingMargin.
+func (st *State) credit(now time.Time, pods []Pod, raw signal.Snapshot, cfg Config, p *Plan) []Credit {
 	var out []Credit
 	for _, pod := range pods {
 		c := pod.Candidate
@@ -109,8 +110,14 @@ func (st *State) credit(now time.Time, pods []Pod, cfg Config, p *Plan) []Credit
 		}
 		cr := Credit{Pod: ref, Why: why}
 		cur := st.bound(c, now, "")
-		if f.memKnown && cur.memKnown {
+		switch {
+		case f.memKnown && cur.memKnown:
 			cr.Memory = min(f.memory, cur.memory)
+		case f.memKnown:
+			var note string
+			cr.Memory, f.seen, note = goneCredit(f.seen, raw)
+			st.flights[c.UID] = f
+			cr.Why += "; " + note
 		}
 		if f.pidKnown && cur.pidKnown {
 			cr.PIDs = min(f.pids, cur.pids)
@@ -124,7 +131,7 @@ func (st *State) credit(now time.Time, pods []Pod, cfg Config, p *Plan) []Credit
 				disk += ", " + formatRelease(sig, Release{Amount: amount, Known: true}) + " " + string(sig)
 			}
 		}
-		p.tr().add(KindInFlight, ref.String(), fmt.Sprintf("%s: credit %s memory, %d threads%s", why,
+		p.tr().add(KindInFlight, ref.String(), fmt.Sprintf("%s: credit %s memory, %d threads%s", cr.Why,
 			threshold.FormatQuantity(cr.Memory, true), cr.PIDs, disk))
 		out = append(out, cr)
 	}

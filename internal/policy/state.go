@@ -66,6 +66,20 @@ type flight struct {
 	hard bool
 	// origin says why the pod is in flight, for the trace.
 	origin string
+	// seen is the pod's memory credit at the last step that measured it, with the memory signals then
+	// (raw, not the reclaim view): the credit once its stats are gone (see State.credit).
+	seen seenMemory
+}
+
+// seenMemory is a flight's memory credit at the last step its pod had memory stats (measured, at), what
+// is left of it after the steps since (credit: it only falls), and the available amount of each raw
+// memory signal at the last step.
+type seenMemory struct {
+	known             bool
+	at                time.Time
+	measured, credit  int64
+	alloc, node       int64
+	hasAlloc, hasNode bool
 }
 
 // refusal is a PodDisruptionBudget refusal: when, and whether the request was for a hard threshold.

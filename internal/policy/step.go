@@ -47,12 +47,13 @@ func Step(prev State, in Input) (State, Plan) {
 	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
 	st.forget(in.Now, pods, cfg)
 	st.adopt(in.Now, pods, in.InFlight, cfg)
-	din := st.decisionInput(in.Now, snap, pods, cfg, &p)
+	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, &p)
 	prevDecision := st.decision
 	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
 	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
 	st.plan(in.Now, victims, hard, snap, cfg, &p)
 	st.remember(snap)
+	st.see(in.Now, pods, in.Snapshot)
 	st.finish(in.Now, cfg, &p)
 	return st, p
 }
@@ -77,7 +78,7 @@ func sortedPods(pods []Pod) []Pod {
 // decisionInput builds the core's input. Kubelet: every active pod (not Terminal), the raw snapshot.
 // Pressure: the active pods whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
 // threads and measured disk usage). The local ephemeral-storage limit path is left to the kubelet.
-func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
+func (st *State) decisionInput(now time.Time, snap, raw signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
 	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
 	for _, pod := range pods {
 		if pod.Terminal {
@@ -88,7 +89,7 @@ func (st *State) decisionInput(now time.Time, snap signal.Snapshot, pods []Pod, 
 		}
 	}
 	if cfg.Policy != Kubelet {
-		p.Credits = st.credit(now, pods, cfg, p)
+		p.Credits = st.credit(now, pods, raw, cfg, p)
 		din.Snapshot = credited(snap, p.Credits)
 	}
 	return din
