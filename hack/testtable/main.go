@@ -23,11 +23,12 @@ type event struct {
 	Output     string
 }
 
-// result is a package's end: its outcome and the test binary's run time.
+// result is a package's end: its outcome, the test binary's run time and what it waited for.
 type result struct {
 	pkg     string
 	action  string // pass, fail or skip
 	elapsed time.Duration
+	waits   waits
 }
 
 func main() {
@@ -75,6 +76,7 @@ func (h *heldOutput) take(top string, all bool) string {
 // are not JSON pass through unchanged.
 func run(in io.Reader, out io.Writer) ([]result, error) {
 	held := map[string]*heldOutput{}
+	waited := map[string]waits{}
 	var results []result
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
@@ -90,6 +92,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 			held[e.Package] = h
 		}
 		top := !strings.Contains(e.Test, "/")
+		if e.Action == "output" {
+			waited[e.Package] = waited[e.Package].add(e.Output)
+		}
 		switch {
 		case e.Action == "build-output":
 			fmt.Fprint(out, e.Output)
@@ -105,7 +110,7 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 				h.take(e.Test, false)
 			}
 		case e.Test == "" && e.Action == "output":
-			if t := strings.TrimSpace(e.Output); t != "PASS" && !strings.HasPrefix(t, "=== ") {
+			if t := strings.TrimSpace(e.Output); t != "PASS" && !strings.HasPrefix(t, "=== ") && !strings.Contains(t, waitPrefix) {
 				fmt.Fprint(out, e.Output)
 			}
 		case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
@@ -113,7 +118,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 				fmt.Fprint(out, h.take("", true))
 			}
 			delete(held, e.Package)
-			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: time.Duration(e.Elapsed * float64(time.Second))})
+			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: time.Duration(e.Elapsed * float64(time.Second)),
+				waits: waited[e.Package]})
+			delete(waited, e.Package)
 		}
 	}
 	return results, sc.Err()
@@ -129,10 +136,14 @@ func writeTable(w io.Writer, results []result) {
 		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg, b.pkg))
 	})
 	var sum time.Duration
-	fmt.Fprintf(w, "\nPACKAGE WALL TIME (test binary, longest first)\n")
+	fmt.Fprintf(w, "\nPACKAGE WALL TIME (test binary, longest first; waited for: the package's own reports, summed)\n")
 	for _, r := range rs {
 		sum += r.elapsed
-		fmt.Fprintf(w, "  %9s  %-4s  %s\n", r.elapsed.Round(100*time.Millisecond), r.action, r.pkg)
+		line := fmt.Sprintf("  %9s  %-4s  %s", r.elapsed.Round(100*time.Millisecond), r.action, r.pkg)
+		if wf := r.waits.String(); wf != "" {
+			line += "  (waited for " + wf + ")"
+		}
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
 }

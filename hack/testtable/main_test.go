@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // writeModule writes a module with a passing, a failing (with a subtest) and a test-less package.
@@ -15,8 +18,11 @@ func writeModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":            "module example.com/m\n\ngo 1.24\n",
-		"good/good_test.go": "package good\n\nimport \"testing\"\n\nfunc TestGood(t *testing.T) { t.Log(\"quiet unless -v\") }\n\nfunc TestSkipped(t *testing.T) { t.Skip(\"not here\") }\n",
+		"go.mod": "module example.com/m\n\ngo 1.24\n",
+		"good/good_test.go": "package good\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n" +
+			"func TestMain(m *testing.M) {\n\tfmt.Fprintln(os.Stderr, \"cluster: pressure-wait: node lock: 1m30s\")\n\tos.Exit(m.Run())\n}\n\n" +
+			"func TestGood(t *testing.T) {\n\tt.Log(\"quiet unless -v\")\n\tfmt.Fprintln(os.Stderr, \"pressure-wait: node lock: 30s\")\n" +
+			"\tfmt.Fprintln(os.Stderr, \"pressure-wait: control plane start: 1.5s\")\n}\n\nfunc TestSkipped(t *testing.T) { t.Skip(\"not here\") }\n",
 		"bad/bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestFine(t *testing.T) {}\n\n" +
 			"func TestBad(t *testing.T) {\n\tt.Run(\"sub\", func(t *testing.T) { t.Error(\"sub broke\") })\n\tt.Log(\"after the subtest\")\n}\n",
 		"none/none.go": "package none\n",
@@ -83,14 +89,15 @@ func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	for _, unwanted := range []string{"=== RUN", "quiet unless -v", "TestFine", "TestSkipped", "PASS\n"} {
+	for _, unwanted := range []string{"=== RUN", "quiet unless -v", "TestFine", "TestSkipped", "PASS\n", "m/bad  (waited"} {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("output has %q, which only -v prints:\n%s", unwanted, got)
 		}
 	}
 	var table bytes.Buffer
 	writeTable(&table, results)
-	for _, want := range []string{"fail  example.com/m/bad", "pass  example.com/m/good", "sum over 2 packages"} {
+	for _, want := range []string{"fail  example.com/m/bad", "pass  example.com/m/good  (waited for node lock 2m0s, control plane start 1.5s)",
+		"sum over 2 packages"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -107,5 +114,15 @@ func TestLinesThatAreNotJSONPassThrough(t *testing.T) {
 	}
 	if got, want := out.String(), "make: something\nok  \tp\t0.1s\n"; got != want {
 		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
+func TestTheClusterPackagesWaitLinesAreSummed(t *testing.T) {
+	w := waits{}.add("cluster: " + cluster.WaitLine("node lock", 90*time.Second) + "\n")
+	w = w.add(cluster.WaitLine("node start", 2500*time.Millisecond) + "\n")
+	w = w.add(cluster.WaitLine("node lock", 30*time.Second))
+	w = w.add("pressure-wait: garbage: not-a-duration\n").add("no wait here\n")
+	if got, want := w.String(), "node lock 2m0s, node start 2.5s"; got != want {
+		t.Errorf("waits %q, want %q", got, want)
 	}
 }

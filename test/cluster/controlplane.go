@@ -65,6 +65,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 	if m := opts.Binaries.Missing(); len(m) > 0 {
 		return nil, fmt.Errorf("start control plane: binaries %v missing in %q", m, opts.Binaries.Dir)
 	}
+	began := time.Now()
 	cp := &ControlPlane{bins: opts.Binaries, timeout: opts.StartTimeout, dir: opts.Dir, serviceRange: opts.ServiceClusterIPRange}
 	if cp.timeout == 0 {
 		cp.timeout = 90 * time.Second
@@ -109,6 +110,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 	if err := cp.writeState(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
+	reportWait("control plane start", time.Since(began))
 	return cp, nil
 }
 

@@ -83,9 +83,12 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	n := &Node{cp: cp, name: opts.Name}
+	began := time.Now()
 	if n.lock, err = acquireLock(ctx, opts.LockPath, opts.Progress, lockProgressEvery); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
+	reportWait("node lock", time.Since(began))
+	began = time.Now()
 	if err := writeHolder(n.lock, selfHolder(time.Now())); err != nil {
 		_ = n.lock.Close()
 		return nil, fmt.Errorf("start node: %w", err)
@@ -160,6 +163,7 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	if n.kubelet, err = startKubelet(ctx, cp, opts, n.ip, n.configPath, n.lock, timeout); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
+	reportWait("node start", time.Since(began))
 	return n, nil
 }
 
