@@ -209,6 +209,13 @@ for i in $(seq 1 120); do
 	(( i == 120 )) && die "janitor did not delete ${shell} within 2 minutes"
 	sleep 1
 done
+say "the janitor collects one workload's deletions for a minute and then writes one Event on it: waiting for it (up to 90s)"
+for i in $(seq 1 90); do
+	[[ -n "$(kubectl -n "${demo_ns}" get events --field-selector "involvedObject.kind=Deployment,reason=EvictedPodDeleted" -o name)" ]] && break
+	(( i == 90 )) && die "no EvictedPodDeleted Event on a Deployment in ${demo_ns} within 90s of the deletion"
+	(( i % 15 == 0 )) && say "still waiting for the janitor's Event (${i}s)"
+	sleep 1
+done
 say "the janitor's record (kubectl -n ${demo_ns} get events --field-selector involvedObject.kind=Deployment,reason=EvictedPodDeleted):"
 kubectl -n "${demo_ns}" get events --field-selector "involvedObject.kind=Deployment,reason=EvictedPodDeleted" \
 	-o custom-columns='OBJECT:.involvedObject.name,REASON:.reason,FROM:.source.component,MESSAGE:.message' | sed 's/^/   /'

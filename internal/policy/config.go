@@ -94,6 +94,11 @@ const (
 	// DefaultKillLead is the trend kill's horizon when the agent may kill on the node: an OOM kill
 	// expected within it is closer than an eviction can complete (1 s grace plus the kubelet's reaction).
 	DefaultKillLead = 2 * time.Second
+	// DefaultEvictionLead is how far ahead of a memory signal's exhaustion the Pressure and ReclaimAware
+	// policies evict when the signal falls fast: the kubelet took 0.4 to 1.3 s on the test node from an
+	// eviction request to the victim's death (1 s grace included), and a ramp that exhausts the signal
+	// sooner ends in a kernel OOM kill (docs/benchmarks.md).
+	DefaultEvictionLead = 2 * time.Second
 	// DefaultInFlightTTL is how long a requested eviction (or kill) of a pod that is still listed and not
 	// terminating counts as in flight: the one rule for the agent's own requests and the ledger's.
 	DefaultInFlightTTL = 2 * time.Minute
@@ -122,6 +127,11 @@ type Config struct {
 	// KillLead enables the trend kill: when the fall of a memory signal reaches zero available within
 	// KillLead, the victims of a hard threshold are also SIGKILLed on the node. 0 disables it.
 	KillLead time.Duration
+	// EvictionLead: a hard memory threshold (Pressure and ReclaimAware) whose signal, falling over two
+	// steps in a row with no memory eviction in flight, would reach zero within EvictionLead is acted on
+	// at once, as if crossed: a fast ramp is evicted by its time to exhaustion, not only by its level.
+	// 0 disables it.
+	EvictionLead time.Duration
 	// InFlightTTL is how long a requested eviction of a pod still listed without a deletion timestamp
 	// counts as in flight (the agent's own requests and the ledger's alike).
 	InFlightTTL time.Duration
@@ -145,7 +155,7 @@ func DefaultConfig() Config {
 	return Config{
 		Policy: Pressure, Headroom: DefaultHeadroom(),
 		MaxEvictionsPerSync: DefaultMaxEvictionsPerSync, MaxEvictionsPerMinute: DefaultMaxEvictionsPerMinute,
-		InFlightTTL: DefaultInFlightTTL, TerminatingMargin: DefaultTerminatingMargin, PDBRetry: DefaultPDBRetry,
+		EvictionLead: DefaultEvictionLead, InFlightTTL: DefaultInFlightTTL, TerminatingMargin: DefaultTerminatingMargin, PDBRetry: DefaultPDBRetry,
 		TaintHysteresis: DefaultTaintHysteresis, APIBackoffMin: DefaultAPIBackoffMin, APIBackoffMax: DefaultAPIBackoffMax,
 		Reclaim: DefaultReclaimConfig(),
 	}
@@ -172,6 +182,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEvictionsPerMinute < 1 {
 		bad("maxEvictionsPerMinute", c.MaxEvictionsPerMinute, "must be at least 1")
+	}
+	if c.EvictionLead < 0 || c.EvictionLead > time.Minute {
+		bad("evictionLead", c.EvictionLead, "must be between 0 (off) and 1m")
 	}
 	if c.KillLead < 0 || c.InFlightTTL <= 0 {
 		bad("killLead/inFlightTTL", fmt.Sprintf("%s/%s", c.KillLead, c.InFlightTTL), "killLead must be >= 0 and inFlightTTL positive")

@@ -21,6 +21,9 @@ type Plan struct {
 	// Headroom is, for Pressure and ReclaimAware, the headroom of every hard threshold that has one, by
 	// threshold: added, or withheld and why.
 	Headroom []HeadroomNote
+	// Leads are the hard memory thresholds the eviction lead raised at this step (Config.EvictionLead), in
+	// threshold order.
+	Leads []Lead
 	// Watch is, per observed signal, the highest resolved threshold (the one crossed first), by signal:
 	// what the notifiers arm at and the threshold gauges show.
 	Watch []Watch
@@ -106,6 +109,15 @@ type Credit struct {
 type DiskCredit struct {
 	Signal signal.Signal
 	Amount int64
+}
+
+// Lead is a hard memory threshold raised by the eviction lead: the signal's fall (bytes per second, the
+// slower of the last two intervals) and how far the threshold was raised above its level with headroom
+// (to just above the available amount).
+type Lead struct {
+	Signal signal.Signal
+	Rate   int64
+	Raised int64
 }
 
 // HeadroomNote is the headroom added to one hard threshold by the Pressure policy, or why none was.
@@ -224,6 +236,7 @@ const (
 	KindTaint    decision.Kind = "taint"     // the wanted taint
 	KindReclaim  decision.Kind = "reclaim"   // a memory signal as policy ReclaimAware sees it; node-level disk reclaim
 	KindHeadroom decision.Kind = "headroom"  // a disk threshold's headroom withheld at the image GC start
+	KindLead     decision.Kind = "lead"      // a hard memory threshold raised by the eviction lead (or why not)
 )
 
 // trace appends to a Plan's trace.

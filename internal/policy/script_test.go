@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // machine interprets the scenario language of testdata/*.txt (golden.RunScripts for the format):
 //
 //	config KEY=VALUE ...    policy=pressure|kubelet headroom.SIGNAL=Q|P% maxPerSync=N maxPerMinute=N
-//	                        killLead=D ttl=D margin=D pdbRetry=D hysteresis=D dryRun=true|false
+//	                        killLead=D evictionLead=D ttl=D margin=D pdbRetry=D hysteresis=D dryRun=true|false
 //	kubelet evictionHard|evictionSoft|evictionSoftGracePeriod|evictionMinimumReclaim SIGNAL=VALUE ...
 //	pod NAME [qos=Q] [request=Q] [usage=Q] [priority=N] [threads=N] [procs=N] [tgps=N] [nostats]
 //	         [critical=static|mirror|priority] [deleted=OFFSET]    (deleted: the deletion timestamp)
@@ -111,7 +111,7 @@ func parseQuantity(v string) (int64, error) {
 }
 
 func (m *machine) config(args []string) error {
-	durations := map[string]*time.Duration{"killLead": &m.cfg.KillLead, "ttl": &m.cfg.InFlightTTL, "margin": &m.cfg.TerminatingMargin,
+	durations := map[string]*time.Duration{"killLead": &m.cfg.KillLead, "evictionLead": &m.cfg.EvictionLead, "ttl": &m.cfg.InFlightTTL, "margin": &m.cfg.TerminatingMargin,
 		"pdbRetry": &m.cfg.PDBRetry, "hysteresis": &m.cfg.TaintHysteresis}
 	ints := map[string]*int{"maxPerSync": &m.cfg.MaxEvictionsPerSync, "maxPerMinute": &m.cfg.MaxEvictionsPerMinute}
 	for _, a := range args {

@@ -18,6 +18,9 @@ type State struct {
 	layout *signal.FilesystemLayout
 	// last holds the latest observation of every signal (trend and crossing estimates).
 	last map[signal.Signal]signal.Observation
+	// falls holds each memory signal's fall over the interval that ended at the last step (the
+	// eviction lead: lead.go).
+	falls map[signal.Signal]fall
 	// pressure holds the signals under pressure at the last step (raw snapshot, min-reclaim hysteresis).
 	pressure map[signal.Signal]bool
 	// crossing holds the estimated crossing of each signal's episode not yet reported by an eviction.
@@ -107,6 +110,7 @@ func (s State) Decision() decision.State { return s.decision }
 func (s State) clone() State {
 	out := s
 	out.last = copyMap(s.last)
+	out.falls = copyMap(s.falls)
 	out.pressure = copyMap(s.pressure)
 	out.crossing = copyMap(s.crossing)
 	out.flights = copyMap(s.flights)

@@ -37,7 +37,11 @@ func Step(prev State, in Input) (State, Plan) {
 		snap, pods = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, &p)
 		ws = workingSets(p.Reclaim, raw)
 	}
+	st.forget(in.Now, pods, cfg)
+	st.adopt(in.Now, pods, in.InFlight, cfg)
+	falls := st.fallsNow(snap)
 	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
+	p.Thresholds = st.leadRaise(p.Thresholds, snap, falls, cfg, &p)
 	for _, n := range p.Headroom {
 		if n.Withheld != "" {
 			p.tr().add(KindHeadroom, string(n.Signal), idString(p.Thresholds, n.Threshold)+": no headroom: "+n.Withheld)
@@ -45,14 +49,13 @@ func Step(prev State, in Input) (State, Plan) {
 	}
 	p.Watch = watches(p.Thresholds, snap.Observations)
 	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
-	st.forget(in.Now, pods, cfg)
-	st.adopt(in.Now, pods, in.InFlight, cfg)
 	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, &p)
 	prevDecision := st.decision
 	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
 	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
 	st.plan(in.Now, victims, hard, snap, cfg, &p)
 	st.remember(snap)
+	st.falls = falls
 	st.see(in.Now, pods, in.Snapshot)
 	st.finish(in.Now, cfg, &p)
 	return st, p

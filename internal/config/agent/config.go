@@ -60,6 +60,7 @@ type Config struct {
 	Policy            Policy
 	// Headroom is sorted by signal; empty with PolicyKubelet.
 	Headroom               []Headroom
+	EvictionLead           time.Duration // 0 = off
 	SyncPeriod             time.Duration
 	PodStatsMaxAge         time.Duration // 0 = every sync
 	APITimeout             time.Duration
@@ -118,8 +119,9 @@ type Paths struct {
 func Convert(c *AgentConfiguration) (*Config, error) {
 	cfg := &Config{
 		NodeName: *c.NodeName, Kubeconfig: *c.Kubeconfig, KubeletConfigFile: *c.KubeletConfigFile,
-		Policy:     Policy(*c.Policy),
-		SyncPeriod: c.SyncPeriod.Duration, PodStatsMaxAge: c.PodStatsMaxAge.Duration, APITimeout: c.APITimeout.Duration,
+		Policy:       Policy(*c.Policy),
+		EvictionLead: c.EvictionLead.Duration,
+		SyncPeriod:   c.SyncPeriod.Duration, PodStatsMaxAge: c.PodStatsMaxAge.Duration, APITimeout: c.APITimeout.Duration,
 		KubeletConfigRefresh: c.KubeletConfigRefresh.Duration,
 		Notifiers: NotifierConfig{Memcg: *c.Notifiers.Memcg, PSI: *c.Notifiers.PSI, PSIWindow: c.Notifiers.PSIWindow.Duration,
 			PollInterval: c.Notifiers.PollInterval.Duration, PollMaxInterval: c.Notifiers.PollMaxInterval.Duration,

@@ -48,7 +48,7 @@ func defaultHeadroom() []Headroom {
 
 func defaults(node string) Config {
 	return Config{
-		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute,
+		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), EvictionLead: 2 * time.Second, SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute,
 		APITimeout: 2 * time.Second, KubeletConfigRefresh: time.Minute,
 		Notifiers: NotifierConfig{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, PollInterval: 100 * time.Millisecond,
 			PollMaxInterval: time.Second, PollRampRate: 4 << 30},
@@ -79,7 +79,7 @@ func TestValidFiles(t *testing.T) {
 			full.Headroom[i] = Headroom{Signal: "pid.available", Quantity: qty("1000")}
 		}
 	}
-	full.SyncPeriod, full.PodStatsMaxAge = 5*time.Second, 0
+	full.SyncPeriod, full.PodStatsMaxAge, full.EvictionLead = 5*time.Second, 0, 1500*time.Millisecond
 	full.APITimeout, full.KubeletConfigRefresh = 3*time.Second, 0
 	full.Notifiers = NotifierConfig{PSI: true, PSIWindow: 500 * time.Millisecond, PollInterval: 250 * time.Millisecond,
 		PollMaxInterval: 2 * time.Second, PollRampRate: 1 << 30}
@@ -311,5 +311,23 @@ func TestReclaimAwarePolicyReachesThePolicy(t *testing.T) {
 	}
 	if h := pc.Headroom[signal.MemoryAvailable]; h.Quantity == nil || h.Quantity.String() != "512Mi" {
 		t.Errorf("memory.available headroom = %v, want 512Mi", h)
+	}
+}
+
+func TestTheEvictionLeadReachesThePolicyAndDefaultsToThePolicysOwn(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want time.Duration
+	}{
+		{"valid-minimal.yaml", policy.DefaultEvictionLead},
+		{"valid-full.yaml", 1500 * time.Millisecond},
+	} {
+		c, err := complete(t, filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.PolicyConfig().EvictionLead; got != tc.want {
+			t.Errorf("%s: PolicyConfig().EvictionLead = %s, want %s", tc.file, got, tc.want)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Defaults (docs/agent-config.md lists them with their units).
@@ -12,6 +14,7 @@ const (
 	DefaultPolicy                 = PolicyPressure
 	DefaultSyncPeriod             = 10 * time.Second
 	DefaultPodStatsMaxAge         = time.Minute
+	DefaultEvictionLead           = policy.DefaultEvictionLead
 	DefaultAPITimeout             = 2 * time.Second
 	DefaultKubeletConfigRefresh   = time.Minute
 	DefaultPollInterval           = 100 * time.Millisecond
@@ -86,6 +89,7 @@ func SetDefaults(c *AgentConfiguration) {
 		}
 		c.Headroom = h
 	}
+	setDuration(&c.EvictionLead, DefaultEvictionLead)
 	setDuration(&c.SyncPeriod, DefaultSyncPeriod)
 	setDuration(&c.PodStatsMaxAge, DefaultPodStatsMaxAge)
 	setDuration(&c.APITimeout, DefaultAPITimeout)

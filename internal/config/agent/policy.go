@@ -22,6 +22,7 @@ func (c *Config) PolicyConfig() policy.Config {
 		out.Headroom[signal.Signal(h.Signal)] = v
 	}
 	out.MaxEvictionsPerMinute = c.MaxEvictionsPerMinute
+	out.EvictionLead = c.EvictionLead
 	if c.Ladder.AllowCgroupKill {
 		out.KillLead = policy.DefaultKillLead
 	}

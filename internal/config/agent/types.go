@@ -33,6 +33,11 @@ type AgentConfiguration struct {
 	// merged over the defaults; "0" puts our threshold at the kubelet's. Only with policy "pressure" or
 	// "reclaim-aware".
 	Headroom map[string]string `json:"headroom,omitempty"`
+	// EvictionLead: with policy "pressure" or "reclaim-aware", a memory signal falling over two syncs in a
+	// row so fast that it would reach zero within EvictionLead is acted on at once, as if its hard
+	// threshold were crossed (the victim must die before the kernel's OOM killer strikes). "0s" turns it
+	// off.
+	EvictionLead *metav1.Duration `json:"evictionLead,omitempty"`
 	// SyncPeriod is how often the agent evaluates when no notifier fires.
 	SyncPeriod *metav1.Duration `json:"syncPeriod,omitempty"`
 	// PodStatsMaxAge is how old every pod's stats (its cgroups, volumes and logs) may be on a sync while

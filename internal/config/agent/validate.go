@@ -16,6 +16,7 @@ const (
 	minSyncPeriod         = time.Second
 	maxSyncPeriod         = 10 * time.Minute
 	maxPodStatsMaxAge     = 10 * time.Minute
+	maxEvictionLead       = time.Minute
 	maxPodDiskWalkEntries = 100_000_000
 	minPollInterval       = 10 * time.Millisecond
 	maxPollMaxInterval    = 10 * time.Second
@@ -52,6 +53,8 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.check(p == PolicyPressure || p == PolicyKubelet || p == PolicyReclaimAware, "policy", *c.Policy,
 		`must be "pressure", "kubelet" or "reclaim-aware"`)
 	v.headroom(p, c.Headroom)
+	lead := c.EvictionLead.Duration
+	v.check(lead >= 0 && lead <= maxEvictionLead, "evictionLead", lead, fmt.Sprintf("must be between 0s (off) and %s", maxEvictionLead))
 	sync := c.SyncPeriod.Duration
 	v.check(sync >= minSyncPeriod && sync <= maxSyncPeriod, "syncPeriod", sync,
 		fmt.Sprintf("must be between %s and %s", minSyncPeriod, maxSyncPeriod))
