@@ -19,19 +19,27 @@ type contender struct {
 	agent bool // the chart-installed agent runs on the node
 	// steadyOnly contenders are measured at steady state only (no ramps).
 	steadyOnly bool
-	// values are the chart values of this contender's agent (helm upgrade --reuse-values before its pod
-	// starts); the A contender sets the default explicitly.
+	// values are the chart values of this contender's agent beside the node's (chartinstall.NodeValues):
+	// none for D, the chart's defaults. Placing a contender's agent runs helm upgrade --reset-values with
+	// the node's values and these, so no contender inherits another's.
 	values []string
+	// memcg: the contender's agent must have the memcg notifier armed (checked when its pod starts).
+	memcg bool
 }
 
 func contenderByName(s string) (contender, bool) {
 	switch s {
+	case "D":
+		return contender{name: "D", label: "pressure-agent installed by the chart with its default values", agent: true}, true
+	case "D0":
+		return contender{name: "D0", label: "the chart's defaults with agent.config.evictionLead=0s (thresholds only, no time-to-exhaustion)",
+			agent: true, values: []string{"agent.config.evictionLead=0s"}}, true
 	case "A":
-		return contender{name: "A", label: "pressure-agent installed by the chart (memcg notifier, root, non-recursive read-only mounts)", agent: true,
-			values: []string{"agent.config.podStatsMaxAge=1m"}}, true
+		return contender{name: "A", label: "memcg notifier (root, non-recursive read-only mounts)", agent: true, memcg: true,
+			values: append(chartinstall.MemcgRootValues(), "agent.config.podStatsMaxAge=1m")}, true
 	case "A0":
-		return contender{name: "A0", label: "the same with agent.config.podStatsMaxAge=0s (every pod's cgroups read on every sync, as before)",
-			agent: true, steadyOnly: true, values: []string{"agent.config.podStatsMaxAge=0s"}}, true
+		return contender{name: "A0", label: "memcg notifier with agent.config.podStatsMaxAge=0s (every pod's cgroups read on every sync, as before)",
+			agent: true, memcg: true, steadyOnly: true, values: append(chartinstall.MemcgRootValues(), "agent.config.podStatsMaxAge=0s")}, true
 	case "C":
 		return contender{name: "C", label: "kubelet alone (agent pod not on the node)"}, true
 	}
@@ -48,9 +56,18 @@ const (
 	agentReady = 2 * time.Minute
 )
 
-// agentOn makes sure the chart's agent pod runs on the node and returns it. The first call after
-// agentOff gets a new pod.
-func (b *bench) agentOn(ctx context.Context) (*chartinstall.Agent, error) {
+// agentOn makes sure the chart's agent pod of contender c runs on the node and returns it: when another
+// contender's values are installed, helm upgrade --reset-values installs c's (a new agent pod). The first
+// call after agentOff gets a new pod.
+func (b *bench) agentOn(ctx context.Context, c contender) (*chartinstall.Agent, error) {
+	if b.installed != c.name {
+		values := append(append([]string(nil), b.values...), c.values...)
+		if out, err := b.release().Reset(ctx, values...); err != nil {
+			return nil, fmt.Errorf("contender %s: %w: %s", c.name, err, out)
+		}
+		logf("contender %s: helm upgrade --reset-values --set %s", c.name, strings.Join(values, " --set "))
+		b.installed, b.agent = c.name, nil
+	}
 	if b.agent != nil {
 		return b.agent, nil
 	}
@@ -71,8 +88,8 @@ func (b *bench) agentOn(ctx context.Context) (*chartinstall.Agent, error) {
 	}
 	armed := chartinstall.ArmedNotifiers(text)
 	logf("agent pod %s notifiers armed: %v", a.Pod.Name, armed)
-	if !armed["memcg"] {
-		return nil, fmt.Errorf("agent pod %s: the memcg notifier is not armed (%v): the benchmark measures the chart's agent with it", a.Pod.Name, armed)
+	if c.memcg && !armed["memcg"] {
+		return nil, fmt.Errorf("agent pod %s: the memcg notifier is not armed (%v): contender %s measures the agent with it", a.Pod.Name, armed, c.name)
 	}
 	b.agent = a
 	return a, nil

@@ -35,7 +35,9 @@ func main() {
 	var rates, contenders string
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
 	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
-	flag.StringVar(&contenders, "contenders", "A,C", "A: the chart-installed agent (memcg notifier contender: root, non-recursive read-only mounts); A0: the same reading every pod's stats on every sync (steady state only); C: kubelet alone (agent pod off the node)")
+	flag.StringVar(&contenders, "contenders", "D,C", "D: the agent installed by the chart with its default values; D0: the same with agent.config.evictionLead=0s; "+
+		"A: the memcg notifier contender (root, non-recursive read-only mounts); A0: A reading every pod's stats on every sync (steady state only); "+
+		"C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
 	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
 	flag.IntVar(&o.steadyRounds, "steady-rounds", 1, "steady-state rounds, each measuring every agent contender once, interleaved")
@@ -50,7 +52,7 @@ func main() {
 	for _, c := range strings.Split(contenders, ",") {
 		ct, ok := contenderByName(c)
 		if !ok {
-			fatal(fmt.Errorf("-contenders: unknown %q (A, A0 or C)", c))
+			fatal(fmt.Errorf("-contenders: unknown %q (D, D0, A, A0 or C)", c))
 		}
 		o.contenders = append(o.contenders, ct)
 	}

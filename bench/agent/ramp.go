@@ -96,7 +96,7 @@ func (b *bench) ramps(ctx context.Context, o options, rep *report) error {
 // place puts the agent pod on the node for an agent contender and takes it off for the others.
 func (b *bench) place(ctx context.Context, c contender) error {
 	if c.agent {
-		_, err := b.agentOn(ctx)
+		_, err := b.agentOn(ctx, c)
 		return err
 	}
 	if b.agent == nil {

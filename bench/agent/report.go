@@ -66,6 +66,18 @@ func (rep *report) markdown() string {
 		rep.finished.Format("15:04:05"), host, runtime.NumCPU(), runtime.Version(), loadavg())
 	fmt.Fprintf(&b, "runs per contender and rate: %d; rates %s; pods cgroup limit %s; kubelet evictionHard memory.available and allocatableMemory.available <%s, kernelMemcgNotification false; agent: chart deploy/helm/pressure, release %s, defaults and --set %s; its threshold %s + %s headroom\n\n",
 		rep.opts.runs, strings.Join(rep.opts.rates, ", "), mib(podsLimit), kubeletThreshold, release, strings.Join(rep.values, " --set "), kubeletThreshold, agentHeadroom)
+	b.WriteString("Contenders (each agent contender is installed with helm upgrade --reset-values: the node's values above and its own):\n\n")
+	for _, c := range rep.opts.contenders {
+		set := "none (the chart's defaults)"
+		switch {
+		case !c.agent:
+			set = "agent pod off the node"
+		case len(c.values) > 0:
+			set = "--set " + strings.Join(c.values, " --set ")
+		}
+		fmt.Fprintf(&b, "- %s: %s; %s\n", c.name, c.label, set)
+	}
+	b.WriteString("\n")
 	b.WriteString("| rate (asked → achieved) | contender | runs | agent evicted the stress pod | crossing → eviction request received by the API server (audit log) p50 / p99 | crossing → eviction answered (agent's log) p50 / p99 | agent's own metric, median | crossing → stress pod gone or terminated p50 / max | trend kills | kernel OOM kills (runs) | OOMKilled containers | kubelet evictions | other pods evicted by the agent |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range rep.opts.rates {

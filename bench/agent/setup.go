@@ -39,9 +39,11 @@ type bench struct {
 	client kubernetes.Interface
 	// agent is the chart's agent pod while it is on the node (agentOn), else nil.
 	agent *chartinstall.Agent
-	// values are the chart values set beside the defaults.
+	// values are the chart values set beside the defaults: the node's (chartinstall.NodeValues).
 	values []string
-	helm   chartinstall.Helm
+	// installed names the contender whose values the release holds ("D": the install's).
+	installed string
+	helm      chartinstall.Helm
 	// auditLog is the API server's audit log of eviction requests (audit.go).
 	auditLog string
 	// crossingAvail is the agent's allocatableMemory.available threshold in bytes.
@@ -95,7 +97,7 @@ func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 	if err != nil {
 		return fmt.Errorf("test images: %w", err)
 	}
-	agentImg, err := chartinstall.DaemonImages(ctx, b.repo, b.dir, imageTag, chartinstall.AgentComponent)
+	agentImg, err := chartinstall.DaemonImages(ctx, b.repo, b.dir, imageTag, chartinstall.AgentComponent, chartinstall.JanitorComponent)
 	if err != nil {
 		return err
 	}
@@ -128,21 +130,24 @@ func (b *bench) start(ctx context.Context, bins cluster.Binaries) error {
 	if b.client, err = cp.Client(); err != nil {
 		return err
 	}
-	return b.install(ctx, h)
+	d, _ := contenderByName("D")
+	return b.install(ctx, h, d)
 }
 
-// install installs the chart with what the node needs (chartinstall.NodeValues) and the memcg notifier
-// contender's values (chartinstall.MemcgRootValues), janitor off, and waits for the agent pod.
-func (b *bench) install(ctx context.Context, h chartinstall.Helm) error {
+// install installs the chart with what the node needs (chartinstall.NodeValues) and nothing else: the
+// chart's defaults, the janitor included (contender D). Other contenders add their values when they are
+// placed (agentOn). It waits for the agent pod.
+func (b *bench) install(ctx context.Context, h chartinstall.Helm, first contender) error {
 	b.helm = h
 	rel := b.release()
-	values := append(append(chartinstall.NodeValues(b.node, imageTag), chartinstall.MemcgRootValues()...), "janitor.enabled=false")
+	values := chartinstall.NodeValues(b.node, imageTag)
 	b.values = values
 	t0 := time.Now()
 	if out, err := rel.Install(ctx, values...); err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}
-	a, err := b.agentOn(ctx)
+	b.installed = "D"
+	a, err := b.agentOn(ctx, first)
 	if err != nil {
 		return err
 	}

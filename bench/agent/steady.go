@@ -85,12 +85,7 @@ func (b *bench) measureSteady(ctx context.Context, c contender, o options) (stea
 	if err := b.agentOff(ctx); err != nil {
 		return r, err
 	}
-	if len(c.values) > 0 {
-		if out, err := b.release().Upgrade(ctx, c.values...); err != nil {
-			return r, fmt.Errorf("%w: %s", err, out)
-		}
-	}
-	a, err := b.agentOn(ctx)
+	a, err := b.agentOn(ctx, c)
 	if err != nil {
 		return r, err
 	}

@@ -67,6 +67,12 @@ func (r Release) Upgrade(ctx context.Context, set ...string) (string, error) {
 	return r.apply(ctx, "upgrade", []string{"--reuse-values"}, set)
 }
 
+// Reset runs helm upgrade --reset-values with the values set: the chart's defaults and these, nothing
+// kept from earlier installs or upgrades.
+func (r Release) Reset(ctx context.Context, set ...string) (string, error) {
+	return r.apply(ctx, "upgrade", []string{"--reset-values"}, set)
+}
+
 // apply runs helm install or upgrade of the release with --wait.
 func (r Release) apply(ctx context.Context, verb string, flags, set []string) (string, error) {
 	args := append([]string{verb, r.Name, r.Chart, "--namespace", r.Namespace, "--kubeconfig", r.Kubeconfig,

@@ -150,6 +150,9 @@ func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *test
 	if r.OOMKills != 0 || r.OOMKilled {
 		t.Errorf("kernel OOM kills in the pods cgroup %d, stress OOMKilled %v; want none", r.OOMKills, r.OOMKilled)
 	}
+	if !slices.Equal(r.Evicted, []string{"agent:stress"}) || !slices.Equal(r.Survivors, vm.Neighbours) {
+		t.Errorf("evicted %v, survivors %v; want only the stress pod evicted (by the agent) and %v Running", r.Evicted, r.Survivors, vm.Neighbours)
+	}
 }
 
 // waitLine waits for a line holding s on the guest's ttyS1 (the chart agent's log is tailed there).

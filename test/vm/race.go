@@ -3,12 +3,14 @@ package vm
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -31,22 +33,81 @@ type RaceResult struct {
 	// PeakMiB is the highest memory.current of the pods cgroup sampled; RateMiBps the fastest growth
 	// over 3 s of samples (the achieved ramp, guest time).
 	PeakMiB, RateMiBps float64
+	// Evicted are the pods evicted during the race, "agent:NAME" or "kubelet:NAME", sorted; Survivors the
+	// cast's neighbours still Running at its end, sorted.
+	Evicted, Survivors []string
 	Detail             string
 }
 
 func (r RaceResult) String() string {
-	return fmt.Sprintf("rate %s: evictor %s, oom_kill %d, OOMKilled %v, %s after Running, pods cgroup peak %.0f MiB, ramp %.1f MiB/s%s",
-		r.Rate, r.Evictor, r.OOMKills, r.OOMKilled, r.Elapsed.Round(100*time.Millisecond), r.PeakMiB, r.RateMiBps, r.Detail)
+	return fmt.Sprintf("rate %s: evictor %s, evicted %v, survivors %v, oom_kill %d, OOMKilled %v, %s after Running, pods cgroup peak %.0f MiB, ramp %.1f MiB/s%s",
+		r.Rate, r.Evictor, r.Evicted, r.Survivors, r.OOMKills, r.OOMKilled, r.Elapsed.Round(100*time.Millisecond), r.PeakMiB, r.RateMiBps, r.Detail)
 }
 
-// Race creates namespace ns and in it a BestEffort stress pod on the node (host network: no CNI plugin
-// in the guest) that ramps memory at rate toward 3Gi, and waits until it is evicted or ends (at most
-// timeout).
+// Neighbours are the race's cast beside the BestEffort stress pod, as in the v1 race (test/e2e, bench/agent):
+// a Burstable pod holding more than its request and a Guaranteed pod, both steady. Only the stress pod may be
+// evicted.
+var Neighbours = []string{"burstable", "guaranteed"}
+
+// neighbour is one steady pod of the cast: stress holding target bytes, with request (and limit when
+// guaranteed) memory.
+func neighbour(ns, name, target, request string, guaranteed bool) *corev1.Pod {
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(request)}}
+	if guaranteed {
+		res.Requests[corev1.ResourceCPU] = resource.MustParse("10m")
+		res.Limits = res.Requests.DeepCopy()
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false), TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []corev1.Container{{Name: "stress", Image: images.StressName, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"mem", "--rate", "0", "--target", target}, Resources: res}},
+		},
+	}
+}
+
+// startNeighbours creates the cast's neighbours on the node and waits until both are Running.
+func (n *Node) startNeighbours(ctx context.Context, ns string) error {
+	for _, p := range []*corev1.Pod{neighbour(ns, "burstable", "96Mi", "64Mi", false), neighbour(ns, "guaranteed", "48Mi", "96Mi", true)} {
+		p.Spec.NodeName = n.Name
+		if _, err := n.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("race neighbour %s: %w", p.Name, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		running := 0
+		for _, name := range Neighbours {
+			if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running == len(Neighbours) {
+			time.Sleep(2 * time.Second) // their memory allocated (stress holds its target at once)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("race neighbours not Running: %w", ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Race creates namespace ns and in it the Neighbours (Running first) and a BestEffort stress pod on the
+// node (host network) that ramps memory at rate toward 3Gi, and waits until the stress pod is evicted or
+// ends (at most timeout).
 func (n *Node) Race(ctx context.Context, ns, rate string, timeout time.Duration) (RaceResult, error) {
 	res := RaceResult{Rate: rate, Evictor: "none"}
 	c := n.Client
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("race namespace: %w", err)
+	}
+	if err := n.startNeighbours(ctx, ns); err != nil {
+		return res, err
 	}
 	before := n.lastOOMKills()
 	pod := &corev1.Pod{
@@ -102,14 +163,30 @@ func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running ti
 	if err != nil {
 		return res, fmt.Errorf("race events: %w", err)
 	}
+	evicted := map[string]bool{}
 	for _, e := range evs.Items {
 		switch {
 		case e.Reason == actuate.ReasonPressureEviction:
-			res.Evictor = "agent"
-		case e.Reason == "Evicted" && e.Source.Component == "kubelet" && res.Evictor == "none":
-			res.Evictor = "kubelet"
+			evicted["agent:"+e.InvolvedObject.Name] = true
+			if e.InvolvedObject.Name == "stress" {
+				res.Evictor = "agent"
+			}
+		case e.Reason == "Evicted" && e.Source.Component == "kubelet":
+			evicted["kubelet:"+e.InvolvedObject.Name] = true
+			if e.InvolvedObject.Name == "stress" && res.Evictor == "none" {
+				res.Evictor = "kubelet"
+			}
 		case e.Reason == "OOMKilling" || strings.Contains(e.Message, "OOMKilled"):
 			res.OOMKilled = true
+		}
+	}
+	for k := range evicted {
+		res.Evicted = append(res.Evicted, k)
+	}
+	sort.Strings(res.Evicted)
+	for _, name := range Neighbours {
+		if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			res.Survivors = append(res.Survivors, name)
 		}
 	}
 	if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, "stress", metav1.GetOptions{}); err == nil && oomKilled(p) {
