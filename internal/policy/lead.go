@@ -78,7 +78,7 @@ func (st *State) leadRaise(ths threshold.Config, snap signal.Snapshot, now map[s
 		}
 		if uid := st.memoryInFlight(); uid != "" {
 			p.tr().add(KindLead, string(t.Signal), fmt.Sprintf("falls %s/s: not raised while pod %s's memory is in flight",
-				threshold.FormatQuantity(rate, true), uid))
+				threshold.FormatHuman(rate, true), uid))
 			continue
 		}
 		if !copied {
@@ -88,10 +88,12 @@ func (st *State) leadRaise(ths threshold.Config, snap signal.Snapshot, now map[s
 		raised := (o.Available/mebibyte + 1) * mebibyte // the next whole MiB above it: readable in the trace
 		t.Value = threshold.Value{Quantity: resource.NewQuantity(raised, resource.BinarySI)}
 		out.Thresholds[i] = t
-		p.Leads = append(p.Leads, Lead{Signal: t.Signal, Rate: rate, Raised: raised - base})
+		p.Leads = append(p.Leads, Lead{Signal: t.Signal, Rate: rate, Raised: raised - base,
+			Why: fmt.Sprintf("time to exhaustion: falls %s/s, reaches zero in %s, within the eviction lead %s",
+				threshold.FormatHuman(rate, true), exhaustion(o.Available, rate), cfg.EvictionLead)})
 		p.tr().add(KindLead, string(t.Signal), fmt.Sprintf("falls %s/s over the last two steps: %s available reaches zero in %s, "+
 			"within the eviction lead %s: acting now, as if at the threshold (raised from %s to just above the available amount)",
-			threshold.FormatQuantity(rate, true), threshold.FormatQuantity(o.Available, true), exhaustion(o.Available, rate),
+			threshold.FormatHuman(rate, true), threshold.FormatHuman(o.Available, true), exhaustion(o.Available, rate),
 			cfg.EvictionLead, threshold.FormatQuantity(base, true)))
 	}
 	return out

@@ -118,6 +118,18 @@ type Lead struct {
 	Signal signal.Signal
 	Rate   int64
 	Raised int64
+	// Why is the time-to-exhaustion reason, as the evictions at this threshold carry it.
+	Why string
+}
+
+// leadWhy returns the reason of the lead raise of sig at this step, "" when there was none.
+func (p *Plan) leadWhy(sig signal.Signal) string {
+	for _, l := range p.Leads {
+		if l.Signal == sig {
+			return l.Why
+		}
+	}
+	return ""
 }
 
 // HeadroomNote is the headroom added to one hard threshold by the Pressure policy, or why none was.

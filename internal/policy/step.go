@@ -230,7 +230,11 @@ func (st *State) plan(now time.Time, victims []victim, hard bool, snap signal.Sn
 			continue
 		default:
 			avail--
-			p.Evictions = append(p.Evictions, st.request(now, v, hard, snap, p.Thresholds))
+			e := st.request(now, v, hard, snap, p.Thresholds)
+			if lw := p.leadWhy(e.Signal); lw != "" {
+				e.Why = lw + "; " + e.Why
+			}
+			p.Evictions = append(p.Evictions, e)
 		}
 		if k, ok := st.trendKill(v, hard, snap.Observations, cfg, p); ok {
 			p.Kills = append(p.Kills, k)

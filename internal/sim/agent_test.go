@@ -120,3 +120,31 @@ func TestPolicyAgentDrivesPolicyStep(t *testing.T) {
 		t.Errorf("agent thresholds %+v, want 456Mi", res.AgentThresholds)
 	}
 }
+
+func TestAFastRampIsEvictedByItsTimeToExhaustionAndTheTimelineSaysSo(t *testing.T) {
+	// 2048Mi − (300Mi + 1Gi/s after 10 s): the pods cgroup is exhausted 1.7 s into the ramp. The poll
+	// (32Mi moves) wakes the agent at every tick; after two falling steps the eviction lead (2s) acts at
+	// once, far above the 456Mi threshold, so the victim dies before the memory is gone. With
+	// evictionLead 0 the agent waits for 456Mi.
+	run := func(lead time.Duration) []Event {
+		m := model(pod("leak", 0, 0, Ramp{Start: 300 * mi, Rate: 1024 * mi, After: 10 * time.Second, Until: 1900 * mi}))
+		m.Duration = 30 * time.Second
+		cfg := policy.DefaultConfig()
+		cfg.EvictionLead = lead
+		o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(cfg, hard200(t)),
+			AgentTiming:   AgentTiming{SyncPeriod: 10 * time.Second, PollInterval: 100 * time.Millisecond, PollDelta: 32 * mi},
+			AgentTaintKey: "pressure.kube-pressure.io/evicting"}
+		return events(Simulate(m.World(rand.New(rand.NewSource(1))), o), RunAgent, KindEvict)
+	}
+	withLead, without := run(policy.DefaultEvictionLead), run(0)
+	if len(withLead) != 1 || withLead[0].Actor != ActorAgent || !strings.Contains(withLead[0].Detail, "time to exhaustion") {
+		t.Fatalf("with the lead: evictions %+v, want one by pressure-agent whose detail names the time to exhaustion", withLead)
+	}
+	if len(without) == 0 || without[0].Actor != ActorAgent || strings.Contains(without[0].Detail, "time to exhaustion") {
+		t.Fatalf("without the lead: evictions %+v, want the agent's at its threshold", without)
+	}
+	if !(withLead[0].Offset < without[0].Offset) {
+		t.Errorf("with the lead the eviction came at %s, without at %s: want it earlier", time.Duration(withLead[0].Offset), time.Duration(without[0].Offset))
+	}
+	t.Logf("with the lead: %s %s; without: %s %s", time.Duration(withLead[0].Offset), withLead[0].Detail, time.Duration(without[0].Offset), without[0].Detail)
+}
