@@ -176,7 +176,18 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"pod", act.Pod, "uid", act.UID, "signal", req.Signal, "observed", req.Observed, "threshold", req.Threshold,
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
-		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal))
+		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
+		"lead", leadLog(plan, req.Signal))
+}
+
+// leadLog is the time-to-exhaustion reason when the eviction lead acted on the signal at this step ("" otherwise).
+func leadLog(plan policy.Plan, sig string) string {
+	for _, l := range plan.Leads {
+		if string(l.Signal) == sig {
+			return l.Why
+		}
+	}
+	return ""
 }
 
 // reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what
