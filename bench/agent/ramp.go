@@ -30,7 +30,7 @@ type runResult struct {
 	achieved  float64
 	crossTime time.Time // first sample of the pods cgroup at or below the agent's threshold (zero: never)
 	// logCrossTime is the first alloc line at or above crossAt (zero: none copied), the crossing of
-	// the host-process runs (docs/benchmarks.md, history); it misses the stress container's overhead.
+	// the host-process runs (docs/benchmarks-history.md); it misses the stress container's overhead.
 	logCrossTime time.Time
 	evictTime    time.Time // the agent's evict log line for the stress pod (zero: none)
 	// apiReceived and apiAnswered are the stress pod's first eviction request as the API server's audit
