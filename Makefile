@@ -83,7 +83,7 @@ demo-down: ## stop the demo cluster
 	@hack/cluster.sh down
 
 images: build ## OCI image tarballs of pressure-agent and pressure-janitor in bin/images (no Docker)
-	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION)
+	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION) -revision $(COMMIT)
 
 DIST_ARCHES   := amd64 arm64
 # DIST is the output directory of dist and release (make release DIST=/tmp/x writes there instead).
@@ -142,7 +142,7 @@ release: ## make release VERSION=vX.Y.Z: dist, plus the images (OCI tarballs, pe
 	@for arch in $(DIST_ARCHES); do \
 		dir="$(DIST_ABS)/.build/images_$${arch}"; mkdir -p "$$dir/bin"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$${arch} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/bin/" ./cmd/pressure-agent ./cmd/pressure-janitor; \
-		$(GO) run ./hack/imagebuild -bin "$$dir/bin" -out "$$dir" -arch $${arch} -registry '$(IMAGE_REGISTRY)' -tag '$(VERSION)'; \
+		$(GO) run ./hack/imagebuild -bin "$$dir/bin" -out "$$dir" -arch $${arch} -registry '$(IMAGE_REGISTRY)' -tag '$(VERSION)' -revision '$(COMMIT)'; \
 		for c in pressure-agent pressure-janitor; do mv "$$dir/$$c.tar" "$(DIST_ABS)/$${c}_$(VERSION)_linux_$${arch}.oci.tar"; done; \
 	done
 	@helm="$$(hack/install-helm.sh)"; chart="$(DIST_ABS)/.build/chart/pressure"; mkdir -p "$${chart%/*}"; \

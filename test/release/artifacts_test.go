@@ -107,6 +107,7 @@ func checkKrew(t *testing.T, b built) {
 // image is what the test reads of an OCI image layout tarball.
 type image struct {
 	name, os, arch string
+	labels         map[string]string
 	binary         []byte
 }
 
@@ -149,7 +150,10 @@ func readImage(t *testing.T, p, bin string) image {
 		Layers []descriptor
 	}
 	blob("manifest", idx.Manifests[0], &man)
-	var cfg struct{ OS, Architecture string }
+	var cfg struct {
+		OS, Architecture string
+		Config           struct{ Labels map[string]string }
+	}
 	blob("config", man.Config, &cfg)
 	if len(man.Layers) != 1 {
 		t.Fatalf("%s: %d layers; want one", p, len(man.Layers))
@@ -160,5 +164,5 @@ func readImage(t *testing.T, p, bin string) image {
 		t.Fatalf("%s: layer: %v", p, err)
 	}
 	return image{name: idx.Manifests[0].Annotations["org.opencontainers.image.ref.name"], os: cfg.OS,
-		arch: cfg.Architecture, binary: binary}
+		arch: cfg.Architecture, labels: cfg.Config.Labels, binary: binary}
 }

@@ -140,7 +140,7 @@ func TestMakeReleaseWritesVersionedVerifiableArtifacts(t *testing.T) {
 	t.Run("krew manifest is filled in and its sha256s are the archives'", func(t *testing.T) {
 		checkKrew(t, b)
 	})
-	t.Run("images are named with the version and their binaries report it", func(t *testing.T) {
+	t.Run("images are named and labelled with the version and their binaries report it", func(t *testing.T) {
 		for _, c := range []string{"pressure-agent", "pressure-janitor"} {
 			img := readImage(t, b.path(fmt.Sprintf("%s_%s_linux_%s.oci.tar", c, testVersion, b.arch)), "/"+c)
 			if want := testRegistry + "/" + c + ":" + testVersion; img.name != want {
@@ -148,6 +148,12 @@ func TestMakeReleaseWritesVersionedVerifiableArtifacts(t *testing.T) {
 			}
 			if img.arch != b.arch || img.os != "linux" {
 				t.Errorf("%s image: platform %s/%s; want linux/%s", c, img.os, img.arch, b.arch)
+			}
+			if v := img.labels["org.opencontainers.image.version"]; v != testVersion {
+				t.Errorf("%s image: label org.opencontainers.image.version %q; want %s", c, v, testVersion)
+			}
+			if r := img.labels["org.opencontainers.image.revision"]; len(r) != 40 {
+				t.Errorf("%s image: label org.opencontainers.image.revision %q; want the commit (40 hex digits)", c, r)
 			}
 			checkVersion(t, c+" in its image", img.binary)
 		}
