@@ -3,8 +3,10 @@
 # podman, kaniko). Without Docker, `make images` writes the same single-binary images with
 # hack/imagebuild. Build one component per image:
 #
-#   docker build --build-arg COMPONENT=pressure-agent   -t <registry>/pressure-agent:<tag> .
-#   docker build --build-arg COMPONENT=pressure-janitor -t <registry>/pressure-janitor:<tag> .
+#   docker build --build-arg COMPONENT=pressure-agent   --build-arg VERSION=<tag> -t <registry>/pressure-agent:<tag> .
+#   docker build --build-arg COMPONENT=pressure-janitor --build-arg VERSION=<tag> -t <registry>/pressure-janitor:<tag> .
+#
+# Without VERSION the binaries report v0.0.0-dev (--version).
 #
 # Multi-arch: docker buildx build --platform linux/amd64,linux/arm64 ... (cross-compiled in the
 # builder stage, no emulation).

@@ -18,7 +18,7 @@ MODULE        := github.com/kube-pressure/pressure
 RACE_PKGS     := ./internal/... ./cmd/...
 FUZZTIME      ?= 30s
 
-.PHONY: all build fuzz test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist helm
+.PHONY: all build fuzz test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm
 
 all: build
 
@@ -83,48 +83,76 @@ demo-down: ## stop the demo cluster
 	@hack/cluster.sh down
 
 images: build ## OCI image tarballs of pressure-agent and pressure-janitor in bin/images (no Docker)
-	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION)
+	$(GO) run ./hack/imagebuild -bin $(BIN) -out $(BIN)/images -registry pressure.local -tag $(VERSION) -revision $(COMMIT)
 
 DIST_ARCHES   := amd64 arm64
+# DIST is the output directory of dist and release (make release DIST=/tmp/x writes there instead).
+DIST          ?= dist
+DIST_ABS       = $(abspath $(DIST))
 # CLI_PLATFORMS are the os/arch pairs of the kubectl-pressure archives; deploy/krew/pressure.yaml lists
 # the same platforms (test/deploy/krew_test.go checks both). Windows gets a .zip, the krew norm. The
-# unix archives also hold kubectl_complete-pressure, kubectl's plugin completion hook.
+# unix archives also hold kubectl_complete-pressure, kubectl's plugin completion hook. A shorter list on
+# the command line (make release CLI_PLATFORMS=linux/amd64, as test/release does) leaves the other
+# platforms out of the krew manifest.
 CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 TAR           := tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0
 dist: ## release archives (server: linux; kubectl-pressure: linux, darwin, windows), SHA256SUMS, krew manifest in dist/
 	@command -v zip >/dev/null || { echo "dist: zip is needed for the windows archive (apt-get install zip)"; exit 1; }
-	@rm -rf dist && mkdir -p dist
+	@rm -rf '$(DIST_ABS)' && mkdir -p '$(DIST_ABS)'
 	@for arch in $(DIST_ARCHES); do \
-		name="pressure_$(VERSION)_linux_$${arch}"; dir="dist/.build/$$name"; mkdir -p "$$dir"; \
+		name="pressure_$(VERSION)_linux_$${arch}"; dir="$(DIST_ABS)/.build/$$name"; mkdir -p "$$dir"; \
 		echo "dist: $$name.tar.gz"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$${arch} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/" $(addprefix ./cmd/,$(BINARIES)); \
 		cp README.md LICENSE "$$dir/"; \
-		$(TAR) -C dist/.build -cf - "$$name" | gzip -n -9 > "dist/$$name.tar.gz"; \
+		$(TAR) -C "$(DIST_ABS)/.build" -cf - "$$name" | gzip -n -9 > "$(DIST_ABS)/$$name.tar.gz"; \
 	done
 	@for plat in $(CLI_PLATFORMS); do \
-		os="$${plat%/*}"; arch="$${plat#*/}"; name="kubectl-pressure_$(VERSION)_$${os}_$${arch}"; dir="dist/.build/$$name"; \
+		os="$${plat%/*}"; arch="$${plat#*/}"; name="kubectl-pressure_$(VERSION)_$${os}_$${arch}"; dir="$(DIST_ABS)/.build/$$name"; \
 		exe=kubectl-pressure; [[ "$$os" != windows ]] || exe=kubectl-pressure.exe; \
 		mkdir -p "$$dir"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/$$exe" ./cmd/kubectl-pressure; \
 		cp README.md LICENSE "$$dir/"; \
 		if [[ "$$os" == windows ]]; then \
-			echo "dist: $$name.zip"; touch -d @0 "$$dir"/*; (cd "$$dir" && zip -X -q -9 "../../$$name.zip" "$$exe" LICENSE README.md); \
+			echo "dist: $$name.zip"; touch -d @0 "$$dir"/*; (cd "$$dir" && zip -X -q -9 "$(DIST_ABS)/$$name.zip" "$$exe" LICENSE README.md); \
 		else \
 			cp deploy/krew/kubectl_complete-pressure "$$dir/"; \
-			echo "dist: $$name.tar.gz"; $(TAR) -C "$$dir" -cf - "$$exe" kubectl_complete-pressure LICENSE README.md | gzip -n -9 > "dist/$$name.tar.gz"; \
+			echo "dist: $$name.tar.gz"; $(TAR) -C "$$dir" -cf - "$$exe" kubectl_complete-pressure LICENSE README.md | gzip -n -9 > "$(DIST_ABS)/$$name.tar.gz"; \
 		fi; \
 	done
-	@rm -rf dist/.build
-	@cd dist && sha256sum *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS
+	@rm -rf '$(DIST_ABS)/.build'
+	@cd '$(DIST_ABS)' && sha256sum $$(ls *.tar.gz *.zip 2>/dev/null) > SHA256SUMS && cat SHA256SUMS
 	@args=(-e '/^#/d' -e 's/@VERSION@/$(VERSION)/g'); \
 	for plat in $(CLI_PLATFORMS); do \
 		os="$${plat%/*}"; arch="$${plat#*/}"; ext=tar.gz; [[ "$$os" != windows ]] || ext=zip; \
-		sum="$$(awk -v f="kubectl-pressure_$(VERSION)_$${os}_$${arch}.$$ext" '$$2==f{print $$1}' dist/SHA256SUMS)"; \
+		sum="$$(awk -v f="kubectl-pressure_$(VERSION)_$${os}_$${arch}.$$ext" '$$2==f{print $$1}' '$(DIST_ABS)/SHA256SUMS')"; \
 		args+=(-e "s/@SHA256_$${os^^}_$${arch^^}@/$$sum/"); \
 	done; \
-	sed "$${args[@]}" deploy/krew/pressure.yaml > dist/pressure.yaml; \
-	if grep -n '@' dist/pressure.yaml; then echo "dist: placeholders left in dist/pressure.yaml"; exit 1; fi
-	@echo "dist: krew manifest dist/pressure.yaml"
+	sed "$${args[@]}" deploy/krew/pressure.yaml | hack/krew-drop-unbuilt.awk > '$(DIST_ABS)/pressure.yaml'; \
+	if grep -n '@' '$(DIST_ABS)/pressure.yaml'; then echo "dist: placeholders left in $(DIST)/pressure.yaml"; exit 1; fi
+	@echo "dist: krew manifest $(DIST)/pressure.yaml"
+
+# IMAGE_REGISTRY is the registry part of the release images' names and the packaged chart's
+# image.registry: set it to where the images are pushed (docs/release.md). The default is the
+# chart's, pressure.local, for images imported into the nodes' runtime (README "Install").
+IMAGE_REGISTRY ?= pressure.local
+SEMVER_RE      := ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$
+release: ## make release VERSION=vX.Y.Z: dist, plus the images (OCI tarballs, per DIST_ARCHES) and the packaged chart, one SHA256SUMS (docs/release.md)
+	@[[ "$(VERSION)" =~ $(SEMVER_RE) ]] || { echo "release: VERSION=$(VERSION) is not vMAJOR.MINOR.PATCH[-PRE] (make release VERSION=v0.1.0)"; exit 1; }
+	@$(MAKE) --no-print-directory dist VERSION='$(VERSION)' DIST='$(DIST_ABS)' DIST_ARCHES='$(DIST_ARCHES)' CLI_PLATFORMS='$(CLI_PLATFORMS)'
+	@for arch in $(DIST_ARCHES); do \
+		dir="$(DIST_ABS)/.build/images_$${arch}"; mkdir -p "$$dir/bin"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$${arch} $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$dir/bin/" ./cmd/pressure-agent ./cmd/pressure-janitor; \
+		$(GO) run ./hack/imagebuild -bin "$$dir/bin" -out "$$dir" -arch $${arch} -registry '$(IMAGE_REGISTRY)' -tag '$(VERSION)' -revision '$(COMMIT)'; \
+		for c in pressure-agent pressure-janitor; do mv "$$dir/$$c.tar" "$(DIST_ABS)/$${c}_$(VERSION)_linux_$${arch}.oci.tar"; done; \
+	done
+	@helm="$$(hack/install-helm.sh)"; chart="$(DIST_ABS)/.build/chart/pressure"; mkdir -p "$${chart%/*}"; \
+		cp -r deploy/helm/pressure "$$chart"; \
+		sed -i 's|^  registry: pressure.local$$|  registry: $(IMAGE_REGISTRY)|' "$$chart/values.yaml"; \
+		grep -q '^  registry: $(IMAGE_REGISTRY)$$' "$$chart/values.yaml" || { echo "release: no image.registry line in $$chart/values.yaml"; exit 1; }; \
+		"$$helm" package "$$chart" --version '$(patsubst v%,%,$(VERSION))' --app-version '$(VERSION)' -d '$(DIST_ABS)'
+	@rm -rf '$(DIST_ABS)/.build'
+	@cd '$(DIST_ABS)' && sha256sum $$(ls *.tar.gz *.zip *.oci.tar *.tgz 2>/dev/null | sort) pressure.yaml > SHA256SUMS && cat SHA256SUMS
+	@echo "release: $(VERSION) in $(DIST) (publish it: docs/release.md)"
 
 helm: ## install the pinned helm into $(CACHE)/bin and lint the chart
 	@helm="$$(hack/install-helm.sh)" && "$$helm" lint deploy/helm/pressure && "$$helm" lint deploy/helm/pressure -f deploy/helm/pressure/ci/all-values.yaml

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-node-deps.sh installs what a level-2 test node (test/cluster StartNode) needs from
 # Debian's apt repositories when it is missing: containerd (1.6), runc, the CNI plugins
-# (bridge, host-local, loopback in /usr/lib/cni), iptables, and gcc for make test's -race. It never starts a daemon:
+# (bridge, host-local, loopback in /usr/lib/cni), iptables, gcc for make test's -race and zip for make
+# dist's windows archive (test/release runs make release). It never starts a daemon:
 # the Debian packages' service units are not used (there is no systemd here); test/cluster
 # starts containerd by hand. Idempotent: exits at once when everything is present.
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 command -v iptables >/dev/null 2>&1 || need+=(iptables)
 # Not the node's: make test runs internal/... and cmd/... with -race, which needs cgo, so a C compiler.
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+# Not the node's either: make dist (and make release, which test/release runs) zips the windows archive.
+command -v zip >/dev/null 2>&1 || need+=(zip)
 if [[ ${#need[@]} -eq 0 ]]; then
 	exit 0
 fi

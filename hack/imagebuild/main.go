@@ -7,7 +7,10 @@
 //
 // and use it with imagePullPolicy: Never (the chart: --set image.pullPolicy=Never,image.tag=<ver>).
 //
-// Usage: go run ./hack/imagebuild -bin bin -out bin/images -registry pressure.local -tag v0.1.0
+// The image configuration carries the OCI labels org.opencontainers.image.version (-version, default
+// the tag), .revision (-revision, when given) and .source.
+//
+// Usage: go run ./hack/imagebuild -bin bin -out bin/images -registry pressure.local -tag v0.1.0 [-revision COMMIT]
 package main
 
 import (
@@ -25,6 +28,14 @@ import (
 // components are the images built, by binary name.
 var components = []string{"pressure-agent", "pressure-janitor"}
 
+// The OCI annotation keys the images carry as labels, and the source repository.
+const (
+	labelVersion  = "org.opencontainers.image.version"
+	labelRevision = "org.opencontainers.image.revision"
+	labelSource   = "org.opencontainers.image.source"
+	source        = "https://github.com/kube-pressure/pressure"
+)
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "imagebuild: %v\n", err)
@@ -39,6 +50,8 @@ func run(args []string) error {
 	registry := fs.String("registry", "pressure.local", "registry part of the image names")
 	tag := fs.String("tag", "", "image tag (required)")
 	arch := fs.String("arch", runtime.GOARCH, "GOARCH the binaries were built for")
+	version := fs.String("version", "", "label org.opencontainers.image.version (default: the tag)")
+	revision := fs.String("revision", "", "label org.opencontainers.image.revision (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,10 +61,17 @@ func run(args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	labels := map[string]string{labelVersion: *tag, labelSource: source}
+	if *version != "" {
+		labels[labelVersion] = *version
+	}
+	if *revision != "" {
+		labels[labelRevision] = *revision
+	}
 	for _, c := range components {
 		name := fmt.Sprintf("%s/%s:%s", *registry, c, *tag)
 		tarball := filepath.Join(*out, c+".tar")
-		digest, err := build(filepath.Join(*bin, c), name, "/"+c, *arch, tarball)
+		digest, err := build(filepath.Join(*bin, c), name, "/"+c, *arch, tarball, labels)
 		if err != nil {
 			return err
 		}
@@ -62,8 +82,8 @@ func run(args []string) error {
 }
 
 // build checks that the binary is a static linux executable, then writes its image (running as
-// the unprivileged images.DaemonUser) and returns its manifest digest.
-func build(binPath, name, path, arch, tarball string) (string, error) {
+// the unprivileged images.DaemonUser, with labels) and returns its manifest digest.
+func build(binPath, name, path, arch, tarball string, labels map[string]string) (string, error) {
 	data, err := os.ReadFile(binPath)
 	if err != nil {
 		return "", fmt.Errorf("read %s (run `make build` first): %w", binPath, err)
@@ -72,7 +92,7 @@ func build(binPath, name, path, arch, tarball string) (string, error) {
 		return "", err
 	}
 	var buf bytes.Buffer
-	digest, err := images.WriteSingleBinaryImage(&buf, name, path, data, arch, images.DaemonUser)
+	digest, err := images.WriteLabeledBinaryImage(&buf, name, path, data, arch, images.DaemonUser, labels)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", name, err)
 	}

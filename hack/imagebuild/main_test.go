@@ -98,6 +98,7 @@ func TestImagesNameTheComponentAndHoldItsBinaryAsEntrypoint(t *testing.T) {
 			Config       struct {
 				Entrypoint []string
 				User       string
+				Labels     map[string]string
 			} `json:"config"`
 		}
 		if err := json.Unmarshal(files["blobs/sha256/"+strings.TrimPrefix(man.Config.Digest, "sha256:")], &cfg); err != nil {
@@ -105,6 +106,9 @@ func TestImagesNameTheComponentAndHoldItsBinaryAsEntrypoint(t *testing.T) {
 		}
 		if len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/"+c || cfg.Architecture != runtime.GOARCH {
 			t.Errorf("%s: entrypoint %v arch %s, want [/%s] %s", c, cfg.Config.Entrypoint, cfg.Architecture, c, runtime.GOARCH)
+		}
+		if v := cfg.Config.Labels["org.opencontainers.image.version"]; v != "v1.2.3" {
+			t.Errorf("%s: label org.opencontainers.image.version %q, want the tag v1.2.3", c, v)
 		}
 		// The chart runs the janitor (and the agent without the kill rung) as the image's user.
 		if cfg.Config.User != "65532:65532" {

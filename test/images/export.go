@@ -14,3 +14,10 @@ const DaemonUser = "65532:65532"
 func WriteSingleBinaryImage(w io.Writer, name, path string, binary []byte, arch, user string) (string, error) {
 	return writeLayoutDigest(w, imageSpec{Name: name, Path: path, Binary: binary, Arch: arch, User: user})
 }
+
+// WriteLabeledBinaryImage is WriteSingleBinaryImage with labels in the image configuration (such as
+// org.opencontainers.image.version): what hack/imagebuild writes for the released images. Without
+// labels the bytes are those of WriteSingleBinaryImage.
+func WriteLabeledBinaryImage(w io.Writer, name, path string, binary []byte, arch, user string, labels map[string]string) (string, error) {
+	return writeLayoutDigest(w, imageSpec{Name: name, Path: path, Binary: binary, Arch: arch, User: user, Labels: labels})
+}

@@ -76,6 +76,8 @@ type RunConfig struct {
 	WorkingDir string   `json:"WorkingDir"`
 	// User is the default user ("uid:gid"); empty means root.
 	User string `json:"User,omitempty"`
+	// Labels are the image's labels (org.opencontainers.image.version, ...); none for the test images.
+	Labels map[string]string `json:"Labels,omitempty"`
 }
 
 // RootFS lists the uncompressed layer digests.
@@ -97,6 +99,7 @@ type imageSpec struct {
 	Binary []byte
 	Arch   string // GOARCH
 	User   string // "uid:gid" the image runs as; "" means root
+	Labels map[string]string
 }
 
 // blob is one file under blobs/sha256.
@@ -140,6 +143,7 @@ func writeLayoutDigest(w io.Writer, s imageSpec) (string, error) {
 			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			WorkingDir: "/",
 			User:       s.User,
+			Labels:     s.Labels,
 		},
 		RootFS:  RootFS{Type: "layers", DiffIDs: []string{digestOf(layerTar)}},
 		History: []HistoryItem{{Created: created, CreatedBy: "github.com/kube-pressure/pressure/test/images"}},
