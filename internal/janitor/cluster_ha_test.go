@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/janitor"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -126,7 +127,7 @@ func waitEvidence(t *testing.T, client kubernetes.Interface, ns string, want int
 	var evs *corev1.EventList
 	eventually(t, 30*time.Second, "one evidence event per pod", func() error {
 		var err error
-		evs, err = client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
+		evs, err = client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + evidence.EventReason})
 		if err != nil {
 			return err
 		}
