@@ -1,4 +1,3 @@
-// Package daemontest holds the user-facing contract of the flags both daemons take, for their tests.
 package daemontest
 
 import (
