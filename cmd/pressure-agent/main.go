@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/daemon"
 )
@@ -30,12 +28,8 @@ func command() daemon.Command {
 	var o agent.Overrides
 	return daemon.Command{
 		Binary: binary, Flags: &o.Flags, AddFlags: o.AddFlags,
-		Run: func(ctx context.Context, fs *pflag.FlagSet, log *slog.Logger) error {
-			cfg, err := o.Resolve(fs)
-			if err != nil {
-				return err
-			}
+		Run: daemon.Resolved(o.Resolve, func(ctx context.Context, cfg agent.Config, log *slog.Logger) error {
 			return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log})
-		},
+		}),
 	}
 }

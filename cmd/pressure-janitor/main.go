@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
 	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/janitor"
@@ -32,12 +30,8 @@ func command() daemon.Command {
 	var o config.Overrides
 	return daemon.Command{
 		Binary: binary, Flags: &o.Flags, AddFlags: o.AddFlags,
-		Run: func(ctx context.Context, fs *pflag.FlagSet, log *slog.Logger) error {
-			cfg, err := o.Resolve(fs)
-			if err != nil {
-				return err
-			}
+		Run: daemon.Resolved(o.Resolve, func(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log, Profiling: o.Profiling})
-		},
+		}),
 	}
 }

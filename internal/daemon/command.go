@@ -66,3 +66,16 @@ func (c Command) Main(args []string) error {
 	defer stop()
 	return c.Run(ctx, fs, log)
 }
+
+// Resolved is a Command.Run that first resolves the daemon's configuration from the parsed flags (a
+// bad configuration is an error before anything runs), then runs the daemon with it.
+func Resolved[C any](resolve func(*pflag.FlagSet) (C, error),
+	run func(context.Context, C, *slog.Logger) error) func(context.Context, *pflag.FlagSet, *slog.Logger) error {
+	return func(ctx context.Context, fs *pflag.FlagSet, log *slog.Logger) error {
+		cfg, err := resolve(fs)
+		if err != nil {
+			return err
+		}
+		return run(ctx, cfg, log)
+	}
+}
