@@ -4,17 +4,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/spf13/pflag"
 
 	"github.com/kube-pressure/pressure/internal/agent"
-	"github.com/kube-pressure/pressure/internal/logging"
-	"github.com/kube-pressure/pressure/internal/version"
+	"github.com/kube-pressure/pressure/internal/daemon"
 )
 
 const binary = "pressure-agent"
@@ -26,31 +21,15 @@ func main() {
 	}
 }
 
-func run(args []string) error {
-	fs := pflag.NewFlagSet(binary, pflag.ContinueOnError)
+func run(args []string) error { return command().Main(args) }
+
+// command is pressure-agent: the common daemon flags and the agent's own, resolved into agent.Config.
+func command() daemon.Command {
 	var o agent.Overrides
-	o.AddFlags(fs)
-	var lf logging.Flags
-	lf.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return err
+	return daemon.Command{
+		Binary: binary, Flags: &o.Flags, AddFlags: o.AddFlags,
+		Run: daemon.Resolved(o.Resolve, func(ctx context.Context, cfg agent.Config, log *slog.Logger) error {
+			return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log})
+		}),
 	}
-	if o.Version {
-		fmt.Println(version.Get(binary))
-		return nil
-	}
-	log, err := logging.Setup(os.Stderr, lf)
-	if err != nil {
-		return err
-	}
-	cfg, err := o.Resolve(fs)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log})
 }

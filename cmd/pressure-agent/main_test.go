@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/kube-pressure/pressure/internal/daemon/daemontest"
 )
 
 func TestBadConfigurationFailsBeforeTouchingAnything(t *testing.T) {
@@ -36,5 +38,17 @@ func TestBadLogLevelIsAnErrorNamingTheFlag(t *testing.T) {
 	err := run([]string{"--log-level", "loud"})
 	if err == nil || !strings.Contains(err.Error(), `--log-level "loud"`) {
 		t.Errorf("run(--log-level loud) = %v, want an error naming the flag and value", err)
+	}
+}
+
+// TestTakesTheCommonDaemonFlags: the flags both daemons take keep their names and defaults (the other
+// daemon's test checks the same list), and the daemon's own flags are still there.
+func TestTakesTheCommonDaemonFlags(t *testing.T) {
+	fs := command().FlagSet()
+	daemontest.CheckCommonFlags(t, fs)
+	for _, name := range []string{"node-name", "kubelet-config"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("no --%s", name)
+		}
 	}
 }

@@ -4,18 +4,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/spf13/pflag"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/janitor"
-	"github.com/kube-pressure/pressure/internal/logging"
-	"github.com/kube-pressure/pressure/internal/version"
 )
 
 const binary = "pressure-janitor"
@@ -27,32 +22,16 @@ func main() {
 	}
 }
 
-func run(args []string) error {
-	fs := pflag.NewFlagSet(binary, pflag.ContinueOnError)
+func run(args []string) error { return command().Main(args) }
+
+// command is pressure-janitor: the common daemon flags and the janitor's own, resolved into
+// config.Config.
+func command() daemon.Command {
 	var o config.Overrides
-	o.AddFlags(fs)
-	var lf logging.Flags
-	lf.AddFlags(fs)
-	profiling := fs.Bool("profiling", false, "serve Go's /debug/pprof/ on the metrics address (memory and CPU profiles)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return err
+	return daemon.Command{
+		Binary: binary, Flags: &o.Flags, AddFlags: o.AddFlags,
+		Run: daemon.Resolved(o.Resolve, func(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+			return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log, Profiling: o.Profiling})
+		}),
 	}
-	if o.Version {
-		fmt.Println(version.Get(binary))
-		return nil
-	}
-	log, err := logging.Setup(os.Stderr, lf)
-	if err != nil {
-		return err
-	}
-	cfg, err := o.Resolve(fs)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return janitor.RunWithOptions(ctx, cfg, janitor.Options{Logger: log, Profiling: *profiling})
 }

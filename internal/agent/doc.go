@@ -1,7 +1,7 @@
 // Package agent is the shell of pressure-agent: it owns the clock, the goroutines, the retries, the
 // logging and the metrics, and carries out what the pure policy (internal/policy) decides.
 //
-// One decision path. Agent.sync is the only place that decides. It runs on the periodic sync (default
+// One decision path. Agent.sync is the only place that runs the policy. It runs on the periodic sync (default
 // every 10 s) and on every wake-up from the notifiers (package notify: memcg threshold eventfd, PSI
 // trigger, memory.events inotify, fast poll); notifiers only trigger, they never decide. A sync:
 //
@@ -29,7 +29,16 @@
 // pods' deletion timestamps, and does not request them again. Nothing waits for the API server at start:
 // the loop runs on what the node shows (unlisted.go) while the pod list, the ledger and /configz come in.
 // Every API call but a watch has its own deadline (apitimeout.go). RunWithOptions rejects a bad
-// configuration before it touches anything.
+// configuration before it touches anything. The REST configuration, the /metrics and probe servers and
+// the command-line flags shared with pressure-janitor are internal/daemon's; health.go says what
+// /healthz and /readyz mean here.
+//
+// What the shell still decides itself (issue 28 moves it into the policy): the escalation of one
+// eviction (actuate.Ladder: PDB wait, DELETE fallback, cgroup kill); which pods found only in the cgroup
+// tree may be killed, and that a soft-threshold eviction of one is not carried out (unlisted.go); that the
+// rest of a plan's evictions are not attempted once the API is found unreachable, and that a planned kill
+// is skipped when the eviction already ended the pod (act.go); and that the taint is not written inside
+// the API backoff (report.go).
 //
 // Time comes from an injected clock.WithTicker; the package never calls time.Now or time.Sleep.
 package agent

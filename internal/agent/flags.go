@@ -6,32 +6,26 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
+	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
 // Overrides are pressure-agent's command-line flags. The caller owns the FlagSet (flags live in package
 // main); AddFlags only registers on it. A flag the user sets overrides the configuration file.
 type Overrides struct {
-	ConfigFile             string
-	Kubeconfig             string
-	NodeName               string
-	KubeletConfig          string
-	DryRun                 bool
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	Version                bool
+	daemon.Flags
+	NodeName      string
+	KubeletConfig string
 }
 
-// AddFlags registers the flags on fs.
+// AddFlags registers the common daemon flags and the agent's own on fs.
 func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", "", "path of an "+agentcfg.Kind+" file ("+agentcfg.APIVersion+"); see docs/agent-config.md")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig file; empty means in-cluster")
+	o.Flags.AddFlags(fs, daemon.Usage{
+		Config: "path of an " + agentcfg.Kind + " file (" + agentcfg.APIVersion + "); see docs/agent-config.md",
+		DryRun: "decide and report (\"would evict\" events), evict and taint nothing",
+	})
 	fs.StringVar(&o.NodeName, "node-name", "", "name of this node (default: the file's nodeName, else $NODE_NAME)")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", "", "the node's KubeletConfiguration file; empty reads the kubelet's /configz through the API server")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "decide and report (\"would evict\" events), evict and taint nothing")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", agentcfg.DefaultMetricsBindAddress, "address of /metrics (\"0\" disables)")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", agentcfg.DefaultHealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables)")
-	fs.BoolVar(&o.Version, "version", false, "print version, commit and Go version, then exit")
 }
 
 // Resolve loads --config (if any), applies the flags the user set, takes the node name from

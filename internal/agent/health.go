@@ -1,16 +1,12 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/utils/clock"
 )
 
@@ -81,36 +77,4 @@ func check(f func() error) http.HandlerFunc {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	}
-}
-
-func metricsHandler(g prometheus.Gatherer) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	return mux
-}
-
-// serve listens on addr ("" or "0" disables) and serves h until ctx is done. It returns the bound
-// address (useful with port 0) or an error if it cannot listen.
-func serve(ctx context.Context, addr string, h http.Handler, wg *sync.WaitGroup) (string, error) {
-	if addr == "" || addr == "0" {
-		return "", nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ln)
-	}()
-	go func() {
-		defer wg.Done()
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	return ln.Addr().String(), nil
 }

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/cgroupkill"
+	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
@@ -78,13 +78,12 @@ func (o Options) withDefaults(cfg Config) (Options, error) {
 		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		o.Registry = daemon.NewRegistry()
 	}
 	if o.RESTConfig == nil {
-		rc, err := restConfig(cfg.Kubeconfig)
+		rc, err := daemon.RESTConfig(cfg.Kubeconfig)
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("agent: %w", err)
 		}
 		o.RESTConfig = rc
 	}
@@ -109,11 +108,11 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr := &probes{clock: r.opts.Clock, maxSyncAge: 3*r.cfg.Settings.SyncPeriod + 30*time.Second}
-	maddr, err := serve(ctx, r.cfg.MetricsAddr, metricsHandler(r.opts.Registry), &wg)
+	maddr, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, false), &wg)
 	if err != nil {
 		return fmt.Errorf("agent: metrics server: %w", err)
 	}
-	haddr, err := serve(ctx, r.cfg.HealthAddr, pr.handler(), &wg)
+	haddr, err := daemon.Serve(ctx, r.cfg.HealthAddr, pr.handler(), &wg)
 	if err != nil {
 		return fmt.Errorf("agent: health server: %w", err)
 	}

@@ -18,12 +18,14 @@ import (
 const module = "github.com/kube-pressure/pressure"
 
 type pkg struct {
-	ImportPath string
-	Dir        string
-	Standard   bool
-	Imports    []string
-	Deps       []string
-	GoFiles    []string
+	ImportPath   string
+	Dir          string
+	Standard     bool
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Deps         []string
+	GoFiles      []string
 }
 
 // listPackages runs `go list -json` over the module's packages.
@@ -51,7 +53,20 @@ func listPackages(t *testing.T) map[string]pkg {
 }
 
 // pure core packages may import only the standard library, each other, and Quantity.
-var corePackages = []string{"signal", "threshold", "rank", "decision", "policy", "explain", "sim", "why"}
+var corePackages = []string{"signal", "threshold", "rank", "decision", "policy", "explain", "sim", "why", "evidence"}
+
+// coreBannedStd are the standard library packages the core never imports: files, processes, system
+// calls, the network and logging belong to the shells. ("net" covers net/http and every net/...)
+var coreBannedStd = []string{"os", "os/exec", "io/fs", "syscall", "log", "log/slog", "net"}
+
+func bannedInCore(imp string) bool {
+	for _, b := range coreBannedStd {
+		if imp == b || strings.HasPrefix(imp, b+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 var coreAllowed = []string{"k8s.io/apimachinery/pkg/api/resource"}
 
@@ -66,8 +81,8 @@ func TestCorePackagesImportOnlyTheStandardLibraryAndTheCore(t *testing.T) {
 		}
 		for _, imp := range p.Imports {
 			if isStd(imp) {
-				if imp == "os" || imp == "log" || imp == "log/slog" || strings.HasPrefix(imp, "net") {
-					t.Errorf("%s imports %s: the core does no I/O and no logging", p.ImportPath, imp)
+				if bannedInCore(imp) {
+					t.Errorf("%s imports %s: the core does no I/O, starts no process and does not log", p.ImportPath, imp)
 				}
 				continue
 			}
@@ -123,6 +138,29 @@ func TestNodeSourcesNeverTalkToTheAPIServer(t *testing.T) {
 		for _, d := range p.Deps {
 			if strings.HasPrefix(d, "k8s.io/client-go") {
 				t.Errorf("%s depends on %s: node sources read the node, never the API", path, d)
+			}
+		}
+	}
+}
+
+// forbiddenImports: importer -> packages it must not import (directly).
+var forbiddenImports = map[string][]string{
+	// The CLI reads the janitor's evidence through internal/evidence, never the janitor's controller.
+	"internal/cli": {"internal/janitor"},
+}
+
+func TestForbiddenImports(t *testing.T) {
+	pkgs := listPackages(t)
+	for importer, banned := range forbiddenImports {
+		p, ok := pkgs[module+"/"+importer]
+		if !ok {
+			t.Errorf("package %s not found: update forbiddenImports", importer)
+			continue
+		}
+		imports := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
+		for _, b := range banned {
+			if contains(imports, module+"/"+b) {
+				t.Errorf("%s (or its tests) imports %s", p.ImportPath, b)
 			}
 		}
 	}

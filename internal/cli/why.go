@@ -17,7 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/why"
 )
@@ -163,7 +163,7 @@ func (c *collector) listEvents(ctx context.Context, ns string, sel fields.Set) (
 
 // janitorEvidence finds pressure-janitor's EvictedPodDeleted Event about the pod (by name or UID).
 func (c *collector) janitorEvidence(ctx context.Context, name, uid string) error {
-	evs, err := c.listEvents(ctx, c.ns, fields.Set{"reason": janitor.EventReason})
+	evs, err := c.listEvents(ctx, c.ns, fields.Set{"reason": evidence.EventReason})
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (c *collector) janitorEvidence(ctx context.Context, name, uid string) error
 	for i := range evs {
 		recs, err := janitorRecords(&evs[i])
 		if err != nil {
-			c.problem(fmt.Sprintf("Event %s/%s: annotation %s: %v", evs[i].Namespace, evs[i].Name, janitor.AnnotationEvidence, err))
+			c.problem(fmt.Sprintf("Event %s/%s: %v", evs[i].Namespace, evs[i].Name, err))
 			continue
 		}
 		if !recent(whyEvent(&evs[i]), c.since) {

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/threshold"
 	"github.com/kube-pressure/pressure/internal/why"
 )
@@ -79,33 +77,20 @@ func whyEvent(e *corev1.Event) why.Event {
 		Host: e.Source.Host, First: first.UTC(), Last: last.UTC(), Count: count, Annotations: e.Annotations}
 }
 
-// janitorRecords decodes the janitor's evidence annotation of an EvictedPodDeleted Event: a window
-// of an owner's deleted pods ({"count": n, "pods": [records]}), or, as older janitors wrote it, a
-// single record.
+// janitorRecords decodes the janitor's evidence annotation of an EvictedPodDeleted Event (package
+// evidence); a record is verified when the Event's name and source are the janitor's.
 func janitorRecords(e *corev1.Event) ([]*why.JanitorRecord, error) {
-	raw, ok := e.Annotations[janitor.AnnotationEvidence]
+	raw, ok := e.Annotations[evidence.Annotation]
 	if !ok {
 		return nil, nil
 	}
-	var w struct {
-		Pods []janitor.Record `json:"pods"`
-	}
-	if err := json.Unmarshal([]byte(raw), &w); err != nil {
+	recs, err := evidence.Decode(raw)
+	if err != nil {
 		return nil, err
 	}
-	if w.Pods == nil {
-		var r janitor.Record
-		if err := json.Unmarshal([]byte(raw), &r); err != nil {
-			return nil, err
-		}
-		w.Pods = []janitor.Record{r}
-	}
-	// Only pressure-janitor's ServiceAccount may write Events named and sourced as the janitor's (the
-	// chart's pressure-janitor-evidence policy): any other evidence Event is shown as unverified.
-	verified := strings.HasPrefix(e.Name, janitor.Component+".") && e.Source.Component == janitor.Component &&
-		(e.ReportingController == "" || e.ReportingController == janitor.Component)
-	out := make([]*why.JanitorRecord, 0, len(w.Pods))
-	for _, r := range w.Pods {
+	verified := evidence.Verified(e.Name, e.Source.Component, e.ReportingController)
+	out := make([]*why.JanitorRecord, 0, len(recs))
+	for _, r := range recs {
 		out = append(out, &why.JanitorRecord{Pod: r.Pod, Namespace: r.Namespace, UID: r.UID, Owner: r.Owner, Node: r.Node,
 			Phase: r.Phase, Reason: r.Reason, Message: r.Message, EvictedAt: r.EvictedAt.UTC(), EvictedAtSource: r.TimeSource,
 			QOS: r.QOS, Requests: r.Requests, Limits: r.Limits, Event: e.Namespace + "/" + e.Name,

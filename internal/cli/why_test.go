@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -13,18 +12,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
-	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/why"
 )
 
-// The verdict core cannot import the agent's and janitor's packages (client-go); its copies of their
-// names must stay equal to theirs.
-func TestWhyRecognisesTheNamesTheAgentAndJanitorWrite(t *testing.T) {
+// The verdict core cannot import the agent's package (client-go); its copies of its names must stay
+// equal to the agent's. (The janitor's names it takes from internal/evidence.)
+func TestWhyRecognisesTheNamesTheAgentWrites(t *testing.T) {
 	for _, tc := range []struct{ name, got, want string }{
 		{"agent component", why.ComponentAgent, actuate.Component},
 		{"agent eviction reason", why.ReasonAgentEvicted, actuate.ReasonPressureEviction},
-		{"janitor component", why.ComponentJanitor, janitor.Component},
-		{"janitor evidence reason", why.ReasonJanitor, janitor.EventReason},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: why has %q, the component writes %q", tc.name, tc.got, tc.want)
@@ -93,59 +90,20 @@ func TestWhySinceAndGonePodIdentity(t *testing.T) {
 	}
 }
 
-// The janitor writes one Event per owner and window holding several pods' records; why must find
-// each pod in it, and still read the single record older janitors wrote.
-func TestJanitorEvidenceOfAWindowNamesEveryPodInIt(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	w := janitor.NewWindow("shop", janitor.OwnerRef{Kind: "Deployment", Name: "web", UID: "d-1"}, now)
-	w.Add(janitor.Record{Pod: "web-a", Namespace: "shop", UID: "u-a", Reason: "Evicted"}, now)
-	w.Add(janitor.Record{Pod: "web-b", Namespace: "shop", UID: "u-b", Reason: "Evicted"}, now.Add(time.Second))
-	raw, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	single, err := json.Marshal(janitor.Record{Pod: "solo", Namespace: "shop", UID: "u-s", Reason: "Evicted"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name, annotation string
-		wantPods         []string
-	}{
-		{"window of two pods of a Deployment", string(raw), []string{"web-a", "web-b"}},
-		{"single record of an older janitor", string(single), []string{"solo"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pressure-janitor.d-1.1",
-				Annotations: map[string]string{janitor.AnnotationEvidence: tc.annotation}}}
-			recs, err := janitorRecords(ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, r := range recs {
-				got = append(got, r.Pod)
-				if r.Event != "shop/pressure-janitor.d-1.1" {
-					t.Errorf("record %s names Event %q", r.Pod, r.Event)
-				}
-			}
-			if strings.Join(got, ",") != strings.Join(tc.wantPods, ",") {
-				t.Errorf("janitorRecords = %v, want %v", got, tc.wantPods)
-			}
-		})
-	}
-}
-
 // Issue 30, finding 4: the janitor's evidence is verified only as the janitor writes it (its name
 // prefix and source, which the chart's pressure-janitor-evidence policy leaves to the janitor alone);
 // an EvictedPodDeleted Event anyone else wrote is shown as unverified.
 func TestJanitorEvidenceIsVerifiedOnlyWhenWrittenAsTheJanitor(t *testing.T) {
-	w := janitor.NewWindow("shop", janitor.OwnerRef{Kind: "Deployment", Name: "web", UID: "d-1"}, time.Now())
-	w.Add(janitor.Record{Pod: "web-a", Namespace: "shop", UID: "u-a", Reason: "Evicted"}, time.Now())
-	real, err := w.Event()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	w := evidence.NewWindow("shop", evidence.Owner{Kind: "Deployment", Name: "web", UID: "d-1"}, now)
+	w.Add(evidence.Record{Pod: "web-a", Namespace: "shop", UID: "u-a", Reason: "Evicted"}, now)
+	raw, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As internal/janitor writes it (its own test checks that evidence.Verified holds for its Events).
+	real := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: w.Name(),
+		Annotations: map[string]string{evidence.Annotation: raw}}, Source: corev1.EventSource{Component: evidence.Component}}
 	for _, tc := range []struct {
 		name   string
 		change func(e *corev1.Event)
@@ -156,7 +114,7 @@ func TestJanitorEvidenceIsVerifiedOnlyWhenWrittenAsTheJanitor(t *testing.T) {
 		{"no source", func(e *corev1.Event) { e.Source = corev1.EventSource{} }, false},
 		{"another name", func(e *corev1.Event) { e.Name = "web.17a" }, false},
 		{"another reporting controller", func(e *corev1.Event) { e.ReportingController = "someone" }, false},
-		{"the janitor as reporting controller", func(e *corev1.Event) { e.ReportingController = janitor.Component }, true},
+		{"the janitor as reporting controller", func(e *corev1.Event) { e.ReportingController = evidence.Component }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := real.DeepCopy()
@@ -164,6 +122,9 @@ func TestJanitorEvidenceIsVerifiedOnlyWhenWrittenAsTheJanitor(t *testing.T) {
 			recs, err := janitorRecords(e)
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("records %v err %v, want one", recs, err)
+			}
+			if recs[0].Event != "shop/"+e.Name {
+				t.Errorf("record names Event %q, want shop/%s", recs[0].Event, e.Name)
 			}
 			if recs[0].Verified != tc.want {
 				t.Errorf("verified %v, want %v (source %q)", recs[0].Verified, tc.want, recs[0].Source)

@@ -1,6 +1,6 @@
 // Package explain turns what is known about one node (its capacity, the kubelet's eviction
 // configuration, a signal.Snapshot, the active pods as rank.Candidates and the node's reported
-// conditions) into a Report that answers three operator questions, and renders it:
+// conditions) into a Report that answers the operator's questions, and renders it:
 //
 //   - allocatable math: capacity − kube-reserved − system-reserved − hard eviction threshold =
 //     allocatable, per resource, and for every threshold the usage at which it fires, in the

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
 // flushTick is how often the aggregator looks for closed windows; writeTimeout bounds one Event
@@ -30,18 +32,18 @@ type aggregator struct {
 	window  time.Duration
 
 	mu   sync.Mutex
-	open map[string]*Window // by namespace/owner UID
+	open map[string]*evidence.Window // by namespace/owner UID
 }
 
 func newAggregator(c kubernetes.Interface, clk clock.WithTicker, log *slog.Logger, m *Metrics, window time.Duration) *aggregator {
-	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, open: map[string]*Window{}}
+	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, open: map[string]*evidence.Window{}}
 }
 
 // add records a deleted pod. owner is the resolved workload, zero for a bare pod.
-func (g *aggregator) add(rec Record, owner OwnerRef, p *PodInfo) {
+func (g *aggregator) add(rec evidence.Record, owner OwnerRef, p *PodInfo) {
 	now := g.clock.Now()
 	if owner.UID == "" {
-		w := NewWindow(p.Namespace, OwnerRef{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID}, now)
+		w := evidence.NewWindow(p.Namespace, OwnerRef{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID}, now)
 		w.Add(rec, now)
 		g.write(context.Background(), w)
 		return
@@ -50,7 +52,7 @@ func (g *aggregator) add(rec Record, owner OwnerRef, p *PodInfo) {
 	g.mu.Lock()
 	w, ok := g.open[key]
 	if !ok {
-		w = NewWindow(p.Namespace, owner, now)
+		w = evidence.NewWindow(p.Namespace, owner, now)
 		g.open[key] = w
 	}
 	w.Add(rec, now)
@@ -77,7 +79,7 @@ func (g *aggregator) run(ctx context.Context) {
 
 func (g *aggregator) flush(ctx context.Context, all bool) {
 	now := g.clock.Now()
-	var due []*Window
+	var due []*evidence.Window
 	g.mu.Lock()
 	for key, w := range g.open {
 		if all || !now.Before(w.Start.Add(g.window)) {
@@ -91,10 +93,10 @@ func (g *aggregator) flush(ctx context.Context, all bool) {
 	}
 }
 
-func (g *aggregator) write(ctx context.Context, w *Window) {
+func (g *aggregator) write(ctx context.Context, w *evidence.Window) {
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	ev, err := w.Event()
+	ev, err := evidenceEvent(w)
 	if err == nil {
 		_, err = g.client.CoreV1().Events(w.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
 // cachedPod is all the informer keeps of a pod: the PodInfo fields Select and the evidence read,
@@ -65,7 +67,7 @@ func newCachedPod(info *PodInfo) *cachedPod {
 		ids:   info.Namespace + "/" + info.Name + sep + info.UID + sep + info.ResourceVersion + sep + info.Message,
 		owner: unique.Make(info.Owner),
 		class: unique.Make(podClass{phase: info.Phase, qos: info.QOS, reason: info.Reason, source: info.Source,
-			requests: formatList(quantities(info.Requests)), limits: formatList(quantities(info.Limits))}),
+			requests: evidence.ListText(quantities(info.Requests)), limits: evidence.ListText(quantities(info.Limits))}),
 		node:       unique.Make(info.Node),
 		createdAt:  unixNano(info.CreatedAt),
 		evictedAt:  unixNano(info.EvictedAt),
@@ -150,7 +152,7 @@ func toCached(obj any) (any, error) {
 	return obj, nil // tombstones and anything else pass through
 }
 
-// parseList reverses formatList; quantities that do not parse are dropped (they came from a
+// parseList reverses evidence.ListText; quantities that do not parse are dropped (they came from a
 // Quantity's String, so none should).
 func parseList(s string) v1.ResourceList {
 	if s == "" {

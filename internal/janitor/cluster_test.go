@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/janitor"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -111,7 +112,7 @@ func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	waitForPods(t, client, "pol-a", []string{"bare-fresh"}, nil)
 	// Evidence: the bare pod's Event at once; the Deployment's (resolved through the ReplicaSet),
 	// one Event with count 2, once its window closed (the clock moved past it).
-	if _, err := client.CoreV1().Events("pol-a").Get(ctx, janitor.EvidenceEventName(string(bareOld.UID)), metav1.GetOptions{}); err != nil {
+	if _, err := client.CoreV1().Events("pol-a").Get(ctx, evidence.EventName(string(bareOld.UID)), metav1.GetOptions{}); err != nil {
 		t.Errorf("evidence event of bare-old: %v", err)
 	}
 	eventually(t, 30*time.Second, "the Deployment's evidence event", func() error {
@@ -125,16 +126,16 @@ func testPolicy(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 			return fmt.Errorf("%d events on deployment %s; want 1", len(evs.Items), deploy.Name)
 		}
 		ev := evs.Items[0]
-		var w janitor.Window
-		if err := json.Unmarshal([]byte(ev.Annotations[janitor.AnnotationEvidence]), &w); err != nil {
-			return fmt.Errorf("event %s: %s annotation: %w", ev.Name, janitor.AnnotationEvidence, err)
+		var w evidence.Window
+		if err := json.Unmarshal([]byte(ev.Annotations[evidence.Annotation]), &w); err != nil {
+			return fmt.Errorf("event %s: %s annotation: %w", ev.Name, evidence.Annotation, err)
 		}
 		var pods []string
 		for _, r := range w.Pods {
 			pods = append(pods, r.Pod)
 		}
 		slices.Sort(pods)
-		if ev.Reason != janitor.EventReason || ev.Count != 2 || !slices.Equal(pods, []string{"web-1", "web-2"}) ||
+		if ev.Reason != evidence.EventReason || ev.Count != 2 || !slices.Equal(pods, []string{"web-1", "web-2"}) ||
 			!strings.HasPrefix(ev.Message, "Deleted 2 pods of Deployment/web between ") {
 			return fmt.Errorf("event %s: reason %s count %d pods %q message %q", ev.Name, ev.Reason, ev.Count, pods, ev.Message)
 		}
@@ -272,7 +273,7 @@ func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	if got := metricValue(t, reg, "pressure_janitor_pods_deleted_total", "dry_run", "true"); got != 1 {
 		t.Errorf("deleted_total{dry_run=true} = %v after another pass; want 1", got)
 	}
-	evs, err := client.CoreV1().Events("dry").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + janitor.EventReason})
+	evs, err := client.CoreV1().Events("dry").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + evidence.EventReason})
 	if err != nil || len(evs.Items) != 0 {
 		t.Errorf("dry-run wrote %d evidence events (err %v); want none", len(evs.Items), err)
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
 // TestControllerWakesAtTheTTLExpiry drives the shell with client-go's fake clientset and a fake
@@ -60,8 +62,8 @@ func TestControllerWakesAtTheTTLExpiry(t *testing.T) {
 	clk.Step(time.Second)
 	waitGone(t, client, "later")
 	// The bare pod's Event at once; the Deployment's once its window closed (the clock moved 9 min).
-	waitEvent(t, client, EvidenceEventName(string(later.UID)), "Pod", types.UID(later.UID))
-	waitEvent(t, client, fmt.Sprintf("%s.%d", EvidenceEventName("uid-d"), t0.Unix()), "Deployment", "uid-d")
+	waitEvent(t, client, evidence.EventName(string(later.UID)), "Pod", types.UID(later.UID))
+	waitEvent(t, client, fmt.Sprintf("%s.%d", evidence.EventName("uid-d"), t0.Unix()), "Deployment", "uid-d")
 }
 
 func waitEvent(t *testing.T, client *fake.Clientset, name, kind string, uid types.UID) {

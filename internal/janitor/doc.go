@@ -20,8 +20,9 @@
 //     waiting ones come back at their TTL expiry from a min-heap on the injected clock (wakeups; no
 //     polling, no passes). Deletes carry UID and resourceVersion preconditions and pass a token
 //     bucket. The evidence is a log line per pod before its delete and one aggregate Event per
-//     owner and minute after (aggregator, Window). Run adds leader election (a coordination.k8s.io Lease), /metrics,
-//     /healthz, /readyz and graceful shutdown.
+//     owner and minute after (aggregator; the Event's format is internal/evidence's). Run adds leader
+//     election (a coordination.k8s.io Lease), /metrics, /healthz, /readyz and graceful shutdown (the
+//     servers, REST configuration and common flags are internal/daemon's).
 //
 // Time comes from an injected k8s.io/utils/clock; metrics go to a registry passed in.
 package janitor

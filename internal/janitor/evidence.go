@@ -1,57 +1,28 @@
 package janitor
 
 import (
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kube-pressure/pressure/internal/why"
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
-// Evidence Event constants.
-const (
-	// EventReason is the reason of the Event written on the owner before a pod is deleted.
-	EventReason = "EvictedPodDeleted"
-	// AnnotationEvidence on that Event holds the Record as JSON.
-	AnnotationEvidence = "pressure.kube-pressure.io/evidence"
-	// Component is the Event source and the log's component.
-	Component = "pressure-janitor"
-	// maxEventMessage keeps the Event message within the events API note limit.
-	maxEventMessage = 1024
-)
-
-// Record is the evidence kept about a deleted pod.
-type Record struct {
-	Pod        string            `json:"pod"`
-	Namespace  string            `json:"namespace"`
-	UID        string            `json:"uid"`
-	Owner      string            `json:"owner,omitempty"` // Kind/name of the workload the Event is on
-	Node       string            `json:"node,omitempty"`
-	Phase      string            `json:"phase"`
-	Reason     string            `json:"reason,omitempty"`
-	Message    string            `json:"message,omitempty"`
-	EvictedAt  time.Time         `json:"evictedAt"`
-	TimeSource string            `json:"evictedAtSource"`
-	QOS        string            `json:"qos,omitempty"`
-	Requests   map[string]string `json:"requests,omitempty"`
-	Limits     map[string]string `json:"limits,omitempty"`
-}
+// Component is the janitor's name: its Events' source, its user agent and its lease's holder name.
+const Component = evidence.Component
 
 // NewRecord builds the evidence for a Delete action; owner is the resolved workload (a Deployment
 // rather than its ReplicaSet), zero for a bare pod.
-func NewRecord(a *Action, owner OwnerRef) Record {
+func NewRecord(a *Action, owner OwnerRef) evidence.Record {
 	p := &a.Pod
 	src := string(p.Source)
 	if a.RecordFirstSeen {
 		src = string(FromFirstSeen)
 	}
-	r := Record{
+	r := evidence.Record{
 		Pod: p.Name, Namespace: p.Namespace, UID: p.UID, Node: p.Node,
 		Phase: string(p.Phase), Reason: p.Reason, Message: strings.TrimSpace(p.Message),
 		EvictedAt: a.EvictedAt.UTC(), TimeSource: src, QOS: string(p.QOS),
@@ -74,120 +45,33 @@ func quantities(l v1.ResourceList) map[string]string {
 	return m
 }
 
-// formatList renders a map sorted by key: "cpu=100m,memory=128Mi" (the format why reads back).
-func formatList(m map[string]string) string { return why.ListText(m) }
-
-// EventMessage is the one-paragraph text `kubectl describe` shows.
-func (r Record) EventMessage() string {
-	msg := fmt.Sprintf("Deleted pod %s (node %s, %s/%s at %s, qos %s, requests %s, limits %s): %s",
-		r.Pod, orDash(r.Node), r.Phase, orDash(r.Reason), r.EvictedAt.Format(time.RFC3339), orDash(r.QOS),
-		orDash(formatList(r.Requests)), orDash(formatList(r.Limits)), orDash(r.Message))
-	if len(msg) > maxEventMessage {
-		msg = msg[:maxEventMessage-3] + "..."
-	}
-	return msg
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// LogAttrs are the structured log fields of the evidence line.
-func (r Record) LogAttrs() []any {
+// logAttrs are the structured log fields of the evidence line.
+func logAttrs(r evidence.Record) []any {
 	return []any{
 		slog.String("pod", r.Pod), slog.String("namespace", r.Namespace), slog.String("uid", r.UID),
 		slog.String("owner", r.Owner), slog.String("node", r.Node), slog.String("phase", r.Phase),
 		slog.String("reason", r.Reason), slog.String("message", r.Message),
 		slog.Time("evictedAt", r.EvictedAt), slog.String("evictedAtSource", r.TimeSource),
-		slog.String("qos", r.QOS), slog.String("requests", formatList(r.Requests)),
-		slog.String("limits", formatList(r.Limits)),
+		slog.String("qos", r.QOS), slog.String("requests", evidence.ListText(r.Requests)),
+		slog.String("limits", evidence.ListText(r.Limits)),
 	}
 }
 
-// EvidenceEventName is the name of the Event of a bare pod, and the prefix of an owner's Events:
-// deterministic, so writing the same Event twice (a retry, a new leader) creates one.
-func EvidenceEventName(uid string) string { return "pressure-janitor." + uid }
-
-// maxWindowRecords bounds the records kept in one Event's annotation; the count covers all.
-const maxWindowRecords = 20
-
-// Window is the evidence of the pods of one owner deleted within one event window.
-type Window struct {
-	Namespace string    `json:"namespace"`
-	Owner     OwnerRef  `json:"-"`
-	OwnerName string    `json:"owner"` // Kind/name
-	Start     time.Time `json:"firstDeletion"`
-	Last      time.Time `json:"lastDeletion"`
-	Count     int       `json:"count"`
-	Pods      []Record  `json:"pods"` // the first maxWindowRecords
-}
-
-// NewWindow opens a window for owner (a workload, or the pod itself for a bare pod) at now.
-func NewWindow(namespace string, owner OwnerRef, now time.Time) *Window {
-	return &Window{Namespace: namespace, Owner: owner, OwnerName: owner.Kind + "/" + owner.Name, Start: now.UTC()}
-}
-
-// Add counts a deleted pod.
-func (w *Window) Add(r Record, now time.Time) {
-	w.Count++
-	w.Last = now.UTC()
-	if len(w.Pods) < maxWindowRecords {
-		w.Pods = append(w.Pods, r)
-	}
-}
-
-// Name is the Event's name: per bare pod, or per owner and window start.
-func (w *Window) Name() string {
-	if w.Owner.Kind == "Pod" {
-		return EvidenceEventName(w.Owner.UID)
-	}
-	return fmt.Sprintf("%s.%d", EvidenceEventName(w.Owner.UID), w.Start.Unix())
-}
-
-// Message is what kubectl describe shows: one pod's full record, or the count, the first names
-// and the latest record.
-func (w *Window) Message() string {
-	if len(w.Pods) == 0 {
-		return ""
-	}
-	latest := w.Pods[len(w.Pods)-1]
-	msg := latest.EventMessage()
-	if w.Count > 1 {
-		names := make([]string, 0, 5)
-		for _, r := range w.Pods[:min(5, len(w.Pods))] {
-			names = append(names, r.Pod)
-		}
-		more := ""
-		if w.Count > len(names) {
-			more = fmt.Sprintf(" and %d more", w.Count-len(names))
-		}
-		msg = fmt.Sprintf("Deleted %d pods of %s between %s and %s (%s%s); latest: %s", w.Count, w.OwnerName,
-			w.Start.Format(time.RFC3339), w.Last.Format(time.RFC3339), strings.Join(names, ", "), more, msg)
-	}
-	if len(msg) > maxEventMessage {
-		msg = msg[:maxEventMessage-3] + "..."
-	}
-	return msg
-}
-
-// Event builds the evidence Event on the owner (or the bare pod), with the window as JSON in
-// AnnotationEvidence.
-func (w *Window) Event() (*v1.Event, error) {
-	data, err := json.Marshal(w)
+// evidenceEvent builds the evidence Event on the window's owner (or the bare pod), with the window
+// as JSON in evidence.Annotation.
+func evidenceEvent(w *evidence.Window) (*v1.Event, error) {
+	data, err := w.Encode()
 	if err != nil {
-		return nil, fmt.Errorf("encode evidence of %s in namespace %s: %w", w.OwnerName, w.Namespace, err)
+		return nil, err
 	}
 	o := w.Owner
 	return &v1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: w.Name(), Namespace: w.Namespace,
-			Annotations: map[string]string{AnnotationEvidence: string(data)},
+			Annotations: map[string]string{evidence.Annotation: data},
 		},
 		InvolvedObject: v1.ObjectReference{Kind: o.Kind, APIVersion: o.APIVersion, Namespace: w.Namespace, Name: o.Name, UID: types.UID(o.UID)},
-		Reason:         EventReason, Message: w.Message(), Type: v1.EventTypeNormal,
+		Reason:         evidence.EventReason, Message: w.Message(), Type: v1.EventTypeNormal,
 		Source:         v1.EventSource{Component: Component},
 		FirstTimestamp: metav1.NewTime(w.Start), LastTimestamp: metav1.NewTime(w.Last), Count: int32(w.Count),
 	}, nil

@@ -2,13 +2,14 @@ package janitor
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
 func TestRecordCarriesTheEvidenceOfAnEvictedPod(t *testing.T) {
@@ -16,7 +17,7 @@ func TestRecordCarriesTheEvidenceOfAnEvictedPod(t *testing.T) {
 	a := Select(infos(pod), t0.Add(time.Hour), defaultPolicy())[0]
 	deploy := OwnerRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-d"}
 	got := NewRecord(&a, deploy)
-	want := Record{
+	want := evidence.Record{
 		Pod: "web-7d9-abc", Namespace: "shop", UID: "uid-shop-web-7d9-abc", Owner: "Deployment/web", Node: "node-1",
 		Phase: "Failed", Reason: "Evicted",
 		Message:   "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi.",
@@ -36,26 +37,29 @@ func TestRecordCarriesTheEvidenceOfAnEvictedPod(t *testing.T) {
 
 func TestWindowEventIsOnTheResolvedOwnerWithCountAndRecordsAsJSON(t *testing.T) {
 	deploy := OwnerRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-d"}
-	w := NewWindow("shop", deploy, t0)
-	var recs []Record
+	w := evidence.NewWindow("shop", deploy, t0)
+	var recs []evidence.Record
 	for i, name := range []string{"web-a", "web-b", "web-c"} {
 		a := Select(infos(evictedPod("shop", name, t0, ownedBy("ReplicaSet", "web-7d9"))), t0.Add(time.Hour), defaultPolicy())[0]
 		rec := NewRecord(&a, deploy)
 		recs = append(recs, rec)
 		w.Add(rec, t0.Add(time.Duration(i)*time.Second))
 	}
-	ev, err := w.Event()
+	ev, err := evidenceEvent(w)
 	if err != nil {
 		t.Fatalf("Event() error: %v", err)
+	}
+	if !evidence.Verified(ev.Name, ev.Source.Component, ev.ReportingController) {
+		t.Errorf("event %s from %q is not one why verifies as the janitor's", ev.Name, ev.Source.Component)
 	}
 	gotRef := ev.InvolvedObject
 	wantRef := v1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Namespace: "shop", Name: "web", UID: "uid-d"}
 	if diff := cmp.Diff(gotRef, wantRef); diff != "" {
 		t.Errorf("InvolvedObject (-got +want):\n%s", diff)
 	}
-	if want := "pressure-janitor.uid-d.1782907200"; ev.Name != want || ev.Reason != EventReason || ev.Source.Component != Component || ev.Count != 3 {
+	if want := "pressure-janitor.uid-d.1782907200"; ev.Name != want || ev.Reason != evidence.EventReason || ev.Source.Component != Component || ev.Count != 3 {
 		t.Errorf("event name %q reason %q source %q count %d; want %q, %q, %q, 3", ev.Name, ev.Reason, ev.Source.Component, ev.Count,
-			want, EventReason, Component)
+			want, evidence.EventReason, Component)
 	}
 	if !ev.FirstTimestamp.Time.Equal(t0) || !ev.LastTimestamp.Time.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("event timestamps %v..%v; want %v..%v", ev.FirstTimestamp, ev.LastTimestamp, t0, t0.Add(2*time.Second))
@@ -64,8 +68,8 @@ func TestWindowEventIsOnTheResolvedOwnerWithCountAndRecordsAsJSON(t *testing.T) 
 	if !strings.HasPrefix(ev.Message, wantPrefix) {
 		t.Errorf("message %q; want prefix %q", ev.Message, wantPrefix)
 	}
-	var back Window
-	if err := json.Unmarshal([]byte(ev.Annotations[AnnotationEvidence]), &back); err != nil {
+	var back evidence.Window
+	if err := json.Unmarshal([]byte(ev.Annotations[evidence.Annotation]), &back); err != nil {
 		t.Fatalf("evidence annotation is not JSON: %v", err)
 	}
 	if diff := cmp.Diff(back.Pods, recs); diff != "" || back.Count != 3 || back.OwnerName != "Deployment/web" {
@@ -73,31 +77,18 @@ func TestWindowEventIsOnTheResolvedOwnerWithCountAndRecordsAsJSON(t *testing.T) 
 	}
 }
 
-func TestWindowKeepsTheFirstRecordsAndCountsAll(t *testing.T) {
-	w := NewWindow("shop", OwnerRef{Kind: "Job", Name: "j", UID: "uid-j"}, t0)
-	for i := range maxWindowRecords + 5 {
-		w.Add(Record{Pod: fmt.Sprintf("p-%02d", i)}, t0)
-	}
-	if w.Count != maxWindowRecords+5 || len(w.Pods) != maxWindowRecords {
-		t.Errorf("count %d, %d records; want %d, %d", w.Count, len(w.Pods), maxWindowRecords+5, maxWindowRecords)
-	}
-	if msg := w.Message(); !strings.Contains(msg, "(p-00, p-01, p-02, p-03, p-04 and 20 more)") {
-		t.Errorf("message %q does not name the first five and count the rest", msg)
-	}
-}
-
 func TestEventOfABarePodIsOnThePodWithTheOldMessage(t *testing.T) {
 	a := Select(infos(evictedPod("shop", "bare", t0)), t0.Add(time.Hour), defaultPolicy())[0]
 	rec := NewRecord(&a, OwnerRef{})
-	w := NewWindow("shop", OwnerRef{APIVersion: "v1", Kind: "Pod", Name: "bare", UID: a.Pod.UID}, t0)
+	w := evidence.NewWindow("shop", OwnerRef{APIVersion: "v1", Kind: "Pod", Name: "bare", UID: a.Pod.UID}, t0)
 	w.Add(rec, t0)
-	ev, err := w.Event()
+	ev, err := evidenceEvent(w)
 	if err != nil {
 		t.Fatalf("Event() error: %v", err)
 	}
-	if ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.Name != "bare" || rec.Owner != "" || ev.Name != EvidenceEventName(a.Pod.UID) {
+	if ev.InvolvedObject.Kind != "Pod" || ev.InvolvedObject.Name != "bare" || rec.Owner != "" || ev.Name != evidence.EventName(a.Pod.UID) {
 		t.Errorf("bare pod evidence %s on %s/%s owner %q; want %s on Pod/bare and no owner", ev.Name, ev.InvolvedObject.Kind,
-			ev.InvolvedObject.Name, rec.Owner, EvidenceEventName(a.Pod.UID))
+			ev.InvolvedObject.Name, rec.Owner, evidence.EventName(a.Pod.UID))
 	}
 	if ev.Message != rec.EventMessage() {
 		t.Errorf("message %q; want the record's %q", ev.Message, rec.EventMessage())
@@ -108,8 +99,8 @@ func TestEventMessageIsCappedAt1024Bytes(t *testing.T) {
 	a := Select(infos(evictedPod("a", "p", t0, func(p *v1.Pod) { p.Status.Message = strings.Repeat("x", 5000) })),
 		t0.Add(time.Hour), defaultPolicy())[0]
 	msg := NewRecord(&a, OwnerRef{}).EventMessage()
-	if len(msg) != maxEventMessage || !strings.HasSuffix(msg, "...") {
-		t.Errorf("message length %d suffix %q; want %d ending in ...", len(msg), msg[len(msg)-3:], maxEventMessage)
+	if len(msg) != evidence.MaxMessage || !strings.HasSuffix(msg, "...") {
+		t.Errorf("message length %d suffix %q; want %d ending in ...", len(msg), msg[len(msg)-3:], evidence.MaxMessage)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
 // Annotations the janitor reads and writes on pods.
@@ -30,13 +32,8 @@ const (
 	FromNone                 TimeSource = ""
 )
 
-// OwnerRef is a pod's controller owner reference (zero for bare pods).
-type OwnerRef struct {
-	APIVersion string
-	Kind       string
-	Name       string
-	UID        string
-}
+// OwnerRef is a pod's controller owner reference (zero for bare pods); the evidence Event is on it.
+type OwnerRef = evidence.Owner
 
 // PodInfo is what Select and the evidence need from a pod.
 type PodInfo struct {

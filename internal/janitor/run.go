@@ -8,14 +8,13 @@ import (
 	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/daemon"
 )
 
 // Options are the dependencies Run would otherwise build itself; tests inject them.
@@ -69,27 +68,22 @@ func PolicyFrom(cfg config.Config) (Policy, error) {
 
 func (o Options) withDefaults(cfg config.Config) (Options, error) {
 	if o.RESTConfig == nil {
-		rc, err := restConfig(cfg.Kubeconfig)
+		rc, err := daemon.RESTConfig(cfg.Kubeconfig)
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("janitor: %w", err)
 		}
 		o.RESTConfig = rc
 	}
-	o.RESTConfig = rest.CopyConfig(o.RESTConfig)
 	// One call (the delete) per deletion, plus owner lookups, first-seen patches, one Event per
-	// owner and minute and lease renewals: the deletion rate and 20/s of headroom.
-	o.RESTConfig.QPS = float32(cfg.DeletionsPerSec + 20)
-	o.RESTConfig.Burst = cfg.Burst + 40
-	// Protobuf: smaller and cheaper to decode than JSON, for the informer's list and watch.
-	o.RESTConfig.ContentType = "application/vnd.kubernetes.protobuf"
-	o.RESTConfig.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	o.RESTConfig.UserAgent = Component
+	// owner and minute and lease renewals: the deletion rate and 20/s of headroom. Protobuf for the
+	// informer's list and watch.
+	o.RESTConfig = daemon.Client{QPS: float32(cfg.DeletionsPerSec + 20), Burst: cfg.Burst + 40,
+		UserAgent: Component, Protobuf: true}.Apply(o.RESTConfig)
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
 	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		o.Registry = daemon.NewRegistry()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -102,21 +96,6 @@ func (o Options) withDefaults(cfg config.Config) (Options, error) {
 		o.Identity = host + "_" + randomSuffix()
 	}
 	return o, nil
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("janitor: no --kubeconfig and not in a cluster: %w", err)
-		}
-		return rc, nil
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("janitor: kubeconfig %s: %w", kubeconfig, err)
-	}
-	return rc, nil
 }
 
 // ErrLeaseLost is returned by Run when this replica stops being the leader without being asked to.

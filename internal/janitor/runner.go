@@ -6,15 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -22,10 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/daemon"
 )
-
-// shutdownTimeout bounds the graceful stop of the HTTP servers.
-const shutdownTimeout = 5 * time.Second
 
 type runner struct {
 	cfg      config.Config
@@ -39,11 +33,14 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context) error {
 	r.watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	stopServers, err := r.startServers()
-	if err != nil {
+	// The servers stop when run returns (after the controller), not as soon as ctx is done.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sctx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
+	if err := r.startServers(sctx, &wg); err != nil {
 		return err
 	}
-	defer stopServers()
 	if !r.cfg.LeaderElection.Enabled {
 		return r.lead(ctx)
 	}
@@ -116,51 +113,15 @@ func (r *runner) ready(*http.Request) error {
 	return nil
 }
 
-func (r *runner) startServers() (stop func(), err error) {
-	var servers []*http.Server
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		for _, s := range servers {
-			_ = s.Shutdown(ctx)
-		}
+// startServers serves /metrics and the probes until ctx is done.
+func (r *runner) startServers(ctx context.Context, wg *sync.WaitGroup) error {
+	if _, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, r.opts.Profiling), wg); err != nil {
+		return fmt.Errorf("janitor: %w", err)
 	}
-	add := func(addr string, mux *http.ServeMux) error {
-		if addr == "" || addr == "0" {
-			return nil
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("janitor: listen %s: %w", addr, err)
-		}
-		s := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		servers = append(servers, s)
-		go func() { _ = s.Serve(ln) }()
-		return nil
+	if _, err := daemon.Serve(ctx, r.cfg.HealthProbeAddr, r.healthMux(), wg); err != nil {
+		return fmt.Errorf("janitor: %w", err)
 	}
-	if err := add(r.cfg.MetricsAddr, r.metricsMux()); err != nil {
-		stop()
-		return nil, err
-	}
-	if err := add(r.cfg.HealthProbeAddr, r.healthMux()); err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
-}
-
-func (r *runner) metricsMux() *http.ServeMux {
-	mux := http.NewServeMux()
-	var g prometheus.Gatherer = r.opts.Registry
-	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	if r.opts.Profiling {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	return mux
+	return nil
 }
 
 func (r *runner) healthMux() *http.ServeMux {

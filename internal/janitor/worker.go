@@ -201,7 +201,7 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 	if c.opts.DryRun {
 		msg = "dry-run: would delete terminal pod"
 	}
-	attrs := rec.LogAttrs()
+	attrs := logAttrs(rec)
 	if p.Terminating {
 		attrs = append(attrs, slog.Bool("terminating", true)) // finishing a deletion someone began
 	}

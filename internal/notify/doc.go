@@ -13,6 +13,8 @@
 //   - Poller: the fallback that reads a value every interval and signals threshold crossings and large
 //     changes.
 //
-// Detect probes which mechanisms work on a host and describes them in words. Every Run method blocks
-// until its context is cancelled, then releases its file descriptors and returns nil.
+// The constructors (NewMemcgThreshold, ArmPSI, WatchFile) fail when the host lacks the mechanism; the
+// agent arms the ones its configuration enables and reports which did not arm and why
+// (internal/agent, wakeup.go). Every Run method blocks until its context is cancelled, then releases its
+// file descriptors and returns nil.
 package notify

@@ -160,21 +160,6 @@ func bytes(v int64) string {
 // qty prints an amount of memory as the kubelet does ("0" for zero).
 func qty(v int64) string { return resource.NewQuantity(v, resource.BinarySI).String() }
 
-// ListText renders a map sorted by key: "cpu=100m,memory=128Mi". It is also the format of the
-// requests and limits in pressure-janitor's evidence, which why reads back.
-func ListText(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, ",")
-}
-
 func quantity(s string) (int64, bool) {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {

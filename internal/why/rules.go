@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/evidence"
 )
 
-// Components and reasons the rules recognise (the agent's and janitor's are checked against their
-// packages' constants in internal/cli's tests).
+// Components and reasons the rules recognise (the agent's are checked against internal/actuate's
+// constants in internal/cli's tests; the janitor's are internal/evidence's).
 const (
 	ComponentKubelet   = "kubelet"
 	ComponentAgent     = "pressure-agent"
-	ComponentJanitor   = "pressure-janitor"
 	ReasonAgentEvicted = "PressureEviction"
-	ReasonJanitor      = "EvictedPodDeleted"
 	ReasonEvicted      = "Evicted"
 	ReasonSystemOOM    = "SystemOOM"
 	ReasonKilling      = "Killing"
@@ -113,7 +113,7 @@ func kubeletEviction(v *Verdict, ev Evidence) bool {
 		v.add(j.janitorLabel(" (pressure-janitor evidence on "+on+")"),
 			fmt.Sprintf("pod %s deleted after it ended %s/%s at %s (%s), qos %s, requests %s, limits %s: %q",
 				j.Pod, j.Phase, j.Reason, stamp(j.EvictedAt), j.EvictedAtSource, orDash(j.QOS),
-				orDash(ListText(j.Requests)), orDash(ListText(j.Limits)), j.Message))
+				orDash(evidence.ListText(j.Requests)), orDash(evidence.ListText(j.Limits)), j.Message))
 		msg = firstNonEmpty(msg, j.Message)
 		if at.IsZero() {
 			at = j.EvictedAt
@@ -224,5 +224,5 @@ func annotationText(m map[string]string) string {
 	if len(m) == 0 {
 		return ""
 	}
-	return " [annotations " + ListText(m) + "]"
+	return " [annotations " + evidence.ListText(m) + "]"
 }

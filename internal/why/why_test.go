@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/signal"
 
 	"github.com/kube-pressure/pressure/internal/rank"
@@ -217,7 +218,7 @@ func TestDecide(t *testing.T) {
 			name: "a gone pod with the janitor's record of an eviction is a kubelet eviction",
 			ev: Evidence{Query: "p", Janitor: &JanitorRecord{Pod: "p", Namespace: "ns", UID: "uid-p", Owner: "Deployment/d", Node: "n",
 				Phase: "Failed", Reason: "Evicted", Message: strings.TrimSpace(kubeletMessage), EvictedAt: t0, EvictedAtSource: "DisruptionTarget",
-				QOS: "BestEffort", Event: "ns/pressure-janitor.uid-p", Verified: true, Source: ComponentJanitor}, Node: nf},
+				QOS: "BestEffort", Event: "ns/pressure-janitor.uid-p", Verified: true, Source: evidence.Component}, Node: nf},
 			cause: CauseKubeletEviction, conf: High, sources: []string{"Event ns/pressure-janitor.uid-p"},
 			check: func(t *testing.T, v Verdict) {
 				if !v.PodGone || v.UID != "uid-p" || v.Eviction.Ranking == nil || !containsText(v.Eviction.Missing, "priority") {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/janitor"
 )
 
@@ -63,7 +64,7 @@ func TestJanitorCleansPodEvictedByRealKubeletAfterTTL(t *testing.T) {
 	t.Logf("evicted %s, janitor started %s, deleted %s (TTL %s)", evictedAt.Format(time.RFC3339),
 		seenAt.Format(time.RFC3339), goneAt.Format(time.RFC3339), ttl)
 
-	sel := fields.Set{"involvedObject.uid": string(evicted.UID), "reason": janitor.EventReason}.AsSelector()
+	sel := fields.Set{"involvedObject.uid": string(evicted.UID), "reason": evidence.EventReason}.AsSelector()
 	events, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
 	if err != nil {
 		t.Fatal(err)

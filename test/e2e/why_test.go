@@ -30,6 +30,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
+	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/janitor"
 	"github.com/kube-pressure/pressure/internal/why"
 )
@@ -186,7 +187,7 @@ func TestWhyKubeletEvictionThenJanitorDelete(t *testing.T) {
 	// The janitor writes its evidence Event right after the delete: wait for the one on the Job before
 	// stopping the janitor, or the stop may cancel the write.
 	poll(ctx, t, "janitor evidence Event on the Job", func() (bool, string) {
-		evs := eventsIn(ctx, t, e, ns, janitor.EventReason)
+		evs := eventsIn(ctx, t, e, ns, evidence.EventReason)
 		for _, ev := range evs {
 			if ev.InvolvedObject.Kind == "Job" && ev.InvolvedObject.Name == "hog" {
 				return true, ""

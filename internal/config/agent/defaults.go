@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
@@ -32,8 +33,8 @@ const (
 	DefaultLoopEvictions          = 2
 	DefaultLoopAvoidance          = 30 * time.Minute
 	DefaultAvoidanceNamePrefix    = "pressure-avoid-"
-	DefaultMetricsBindAddress     = ":8080"
-	DefaultHealthProbeBindAddress = ":8081"
+	DefaultMetricsBindAddress     = daemon.DefaultMetricsBindAddress
+	DefaultHealthProbeBindAddress = daemon.DefaultHealthProbeBindAddress
 	DefaultCgroupRoot             = "/sys/fs/cgroup"
 	DefaultProcRoot               = "/proc"
 	DefaultKubeletRootDir         = "/var/lib/kubelet"

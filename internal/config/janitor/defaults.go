@@ -4,6 +4,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-pressure/pressure/internal/daemon"
 )
 
 // Defaults, documented in docs/janitor.md.
@@ -18,8 +20,8 @@ const (
 	DefaultLeaseDuration          = 15 * time.Second
 	DefaultRenewDeadline          = 10 * time.Second
 	DefaultRetryPeriod            = 2 * time.Second
-	DefaultMetricsBindAddress     = ":8080"
-	DefaultHealthProbeBindAddress = ":8081"
+	DefaultMetricsBindAddress     = daemon.DefaultMetricsBindAddress
+	DefaultHealthProbeBindAddress = daemon.DefaultHealthProbeBindAddress
 )
 
 // DefaultReasons are the status.reason values deleted when reasons is unset: node-pressure

@@ -5,39 +5,36 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-pressure/pressure/internal/daemon"
 )
 
 // Overrides are the command-line flags that override the file. The caller owns the FlagSet (flags
 // live in package main); AddFlags only registers on it.
 type Overrides struct {
-	ConfigFile             string
-	Kubeconfig             string
-	TTL                    time.Duration
-	KeepPerOwner           int32
-	Namespaces             []string
-	ExcludeNamespaces      []string
-	LabelSelector          string
-	LeaderElect            bool
-	DryRun                 bool
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	Version                bool
+	daemon.Flags
+	TTL               time.Duration
+	KeepPerOwner      int32
+	Namespaces        []string
+	ExcludeNamespaces []string
+	LabelSelector     string
+	LeaderElect       bool
+	Profiling         bool
 }
 
-// AddFlags registers the flags on fs.
+// AddFlags registers the common daemon flags and the janitor's own on fs.
 func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", "", "path of a "+Kind+" file ("+APIVersion+")")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig file; empty means in-cluster")
+	o.Flags.AddFlags(fs, daemon.Usage{
+		Config: "path of a " + Kind + " file (" + APIVersion + ")",
+		DryRun: "log and count what would be deleted; change nothing",
+	})
 	fs.DurationVar(&o.TTL, "ttl", DefaultTTL, "delete a pod this long after its eviction time (0s: as soon as seen)")
 	fs.Int32Var(&o.KeepPerOwner, "keep-per-owner", DefaultKeepPerOwner, "keep the newest N matching pods of each owner")
 	fs.StringSliceVar(&o.Namespaces, "namespace", nil, "only these namespaces (repeatable; default all)")
 	fs.StringSliceVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "never these namespaces (repeatable)")
 	fs.StringVar(&o.LabelSelector, "label-selector", "", "only pods matching this label selector")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader through a Lease before deleting")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "log and count what would be deleted; change nothing")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", DefaultMetricsBindAddress, "address of /metrics (\"0\" disables)")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", DefaultHealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables)")
-	fs.BoolVar(&o.Version, "version", false, "print version, commit and Go version, then exit")
+	fs.BoolVar(&o.Profiling, "profiling", false, "serve Go's /debug/pprof/ on the metrics address (memory and CPU profiles)")
 }
 
 // Apply copies every flag the user set (fs.Changed) into c and returns field path → flag name for

@@ -1,4 +1,3 @@
-// Package loopbreakertest holds test doubles of the loop breaker's dependencies.
 package loopbreakertest
 
 import (

@@ -2,13 +2,11 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/transport"
 )
 
@@ -77,20 +75,4 @@ func (c *cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
-}
-
-// restConfig is the REST configuration from kubeconfig, or in-cluster when it is empty.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("agent: no --kubeconfig and not in a cluster: %w", err)
-		}
-		return rc, nil
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("agent: kubeconfig %s: %w", kubeconfig, err)
-	}
-	return rc, nil
 }

@@ -1,0 +1,2 @@
+// Package loopbreakertest holds test doubles of the loop breaker's dependencies.
+package loopbreakertest
