@@ -28,20 +28,22 @@ type aggregator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	window  time.Duration
+	dryRun  bool // every window is a dry run's report
 
 	mu   sync.Mutex
 	open map[string]*Window // by namespace/owner UID
 }
 
-func newAggregator(c kubernetes.Interface, clk clock.WithTicker, log *slog.Logger, m *Metrics, window time.Duration) *aggregator {
-	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, open: map[string]*Window{}}
+func newAggregator(c kubernetes.Interface, clk clock.WithTicker, log *slog.Logger, m *Metrics, window time.Duration, dryRun bool) *aggregator {
+	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, dryRun: dryRun, open: map[string]*Window{}}
 }
 
-// add records a deleted pod. owner is the resolved workload, zero for a bare pod.
+// add records a deleted pod (in a dry run: one that would have been deleted). owner is the resolved workload, zero for a bare pod.
 func (g *aggregator) add(rec Record, owner OwnerRef, p *PodInfo) {
 	now := g.clock.Now()
 	if owner.UID == "" {
 		w := NewWindow(p.Namespace, OwnerRef{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID}, now)
+		w.DryRun = g.dryRun
 		w.Add(rec, now)
 		g.write(context.Background(), w)
 		return
@@ -51,6 +53,7 @@ func (g *aggregator) add(rec Record, owner OwnerRef, p *PodInfo) {
 	w, ok := g.open[key]
 	if !ok {
 		w = NewWindow(p.Namespace, owner, now)
+		w.DryRun = g.dryRun
 		g.open[key] = w
 	}
 	w.Add(rec, now)

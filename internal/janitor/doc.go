@@ -20,7 +20,9 @@
 //     waiting ones come back at their TTL expiry from a min-heap on the injected clock (wakeups; no
 //     polling, no passes). Deletes carry UID and resourceVersion preconditions and pass a token
 //     bucket. The evidence is a log line per pod before its delete and one aggregate Event per
-//     owner and minute after (aggregator, Window). Run adds leader election (a coordination.k8s.io Lease), /metrics,
+//     owner and minute after (aggregator, Window). In a dry run the delete is sent with
+//     dryRun=All (the API server checks it and persists nothing), nothing is annotated, and the
+//     same Events report what would have been deleted (EventReasonDryRun, DryRunEventName). Run adds leader election (a coordination.k8s.io Lease), /metrics,
 //     /healthz, /readyz and graceful shutdown.
 //
 // Time comes from an injected k8s.io/utils/clock; metrics go to a registry passed in.

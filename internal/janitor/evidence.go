@@ -18,6 +18,9 @@ import (
 const (
 	// EventReason is the reason of the Event written on the owner before a pod is deleted.
 	EventReason = "EvictedPodDeleted"
+	// EventReasonDryRun is the reason of the same Event in dry-run: the pods listed would have been
+	// deleted and were not. `kubectl pressure why` reads EventReason only.
+	EventReasonDryRun = "EvictedPodDeletedDryRun"
 	// AnnotationEvidence on that Event holds the Record as JSON.
 	AnnotationEvidence = "pressure.kube-pressure.io/evidence"
 	// Component is the Event source and the log's component.
@@ -111,6 +114,11 @@ func (r Record) LogAttrs() []any {
 // deterministic, so writing the same Event twice (a retry, a new leader) creates one.
 func EvidenceEventName(uid string) string { return "pressure-janitor." + uid }
 
+// DryRunEventName is the name of a dry-run Event of a bare pod, and the prefix of an owner's: its own
+// name, so a dry-run report never takes the name of the evidence of a later real deletion. Below
+// pressure-janitor., which the chart's evidence policy leaves to the janitor alone.
+func DryRunEventName(uid string) string { return "pressure-janitor.dryrun." + uid }
+
 // maxWindowRecords bounds the records kept in one Event's annotation; the count covers all.
 const maxWindowRecords = 20
 
@@ -123,6 +131,8 @@ type Window struct {
 	Last      time.Time `json:"lastDeletion"`
 	Count     int       `json:"count"`
 	Pods      []Record  `json:"pods"` // the first maxWindowRecords
+	// DryRun marks the report of a dry run: nothing was deleted.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // NewWindow opens a window for owner (a workload, or the pod itself for a bare pod) at now.
@@ -141,11 +151,18 @@ func (w *Window) Add(r Record, now time.Time) {
 
 // Name is the Event's name: per bare pod, or per owner and window start.
 func (w *Window) Name() string {
-	if w.Owner.Kind == "Pod" {
-		return EvidenceEventName(w.Owner.UID)
+	name := EvidenceEventName
+	if w.DryRun {
+		name = DryRunEventName
 	}
-	return fmt.Sprintf("%s.%d", EvidenceEventName(w.Owner.UID), w.Start.Unix())
+	if w.Owner.Kind == "Pod" {
+		return name(w.Owner.UID)
+	}
+	return fmt.Sprintf("%s.%d", name(w.Owner.UID), w.Start.Unix())
 }
+
+// dryRunPrefix starts the message of a dry-run Event, before "would have deleted ...".
+const dryRunPrefix = "Dry-run, nothing deleted: would have "
 
 // Message is what kubectl describe shows: one pod's full record, or the count, the first names
 // and the latest record.
@@ -167,6 +184,9 @@ func (w *Window) Message() string {
 		msg = fmt.Sprintf("Deleted %d pods of %s between %s and %s (%s%s); latest: %s", w.Count, w.OwnerName,
 			w.Start.Format(time.RFC3339), w.Last.Format(time.RFC3339), strings.Join(names, ", "), more, msg)
 	}
+	if w.DryRun {
+		msg = dryRunPrefix + "d" + strings.TrimPrefix(msg, "D")
+	}
 	if len(msg) > maxEventMessage {
 		msg = msg[:maxEventMessage-3] + "..."
 	}
@@ -187,8 +207,16 @@ func (w *Window) Event() (*v1.Event, error) {
 			Annotations: map[string]string{AnnotationEvidence: string(data)},
 		},
 		InvolvedObject: v1.ObjectReference{Kind: o.Kind, APIVersion: o.APIVersion, Namespace: w.Namespace, Name: o.Name, UID: types.UID(o.UID)},
-		Reason:         EventReason, Message: w.Message(), Type: v1.EventTypeNormal,
+		Reason:         w.reason(), Message: w.Message(), Type: v1.EventTypeNormal,
 		Source:         v1.EventSource{Component: Component},
 		FirstTimestamp: metav1.NewTime(w.Start), LastTimestamp: metav1.NewTime(w.Last), Count: int32(w.Count),
 	}, nil
+}
+
+// reason is EventReason, or EventReasonDryRun for a dry run's report.
+func (w *Window) reason() string {
+	if w.DryRun {
+		return EventReasonDryRun
+	}
+	return EventReason
 }
