@@ -46,6 +46,9 @@ func TestAgentOnControlPlane(t *testing.T) {
 	t.Run("a restarted agent with the persisted ledger does not evict twice", func(t *testing.T) {
 		testRestart(t, rc, client)
 	})
+	t.Run("a missing kubelet config file: the agent stops, its log and a Node Event name the value to set", func(t *testing.T) {
+		testPreflightMissingKubeletFile(t, rc, client)
+	})
 	t.Run("the API server stopped for 20s: the agent keeps observing and then evicts once", func(t *testing.T) {
 		testAPIOutage(t, rc, client, func() error { return cp.StopAPIServer() },
 			func(ctx context.Context) error { return cp.StartAPIServer(ctx) })
