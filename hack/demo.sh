@@ -53,7 +53,7 @@ say "building helm (first time only: a few minutes)"
 helm="$(hack/install-helm.sh)"
 "${helm}" install pressure deploy/helm/pressure --namespace "${ns}" --create-namespace \
 	--set image.pullPolicy=Never --set image.tag="${tag}" \
-	--set agent.kubeletConfig.hostPath="${kubelet_config}" \
+	--set agent.kubeletConfig.hostPath="${kubelet_config}" --set dryRun=false \
 	--set janitor.config.ttl=30s --set janitor.config.keepPerOwner=0 >/dev/null
 say "helm install done; waiting for the agent and janitor pods to be Ready"
 for i in $(seq 1 180); do

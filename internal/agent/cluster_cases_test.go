@@ -14,6 +14,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
 // scenario puts the three pods of the scenario 1 on the node, without pressure yet
@@ -104,10 +105,16 @@ func (w *world) release(name, uid string) {
 	w.tree.removePod(uid)
 }
 
-func testDryRun(t *testing.T, rc *rest.Config, client kubernetes.Interface) {
+func testDryRun(t *testing.T, rc *rest.Config, client kubernetes.Interface, auditLog string) {
 	w := newWorld(t, client, "node-dry")
 	stress := w.scenario()
-	r := w.start(w.config(true), rc)
+	// Its own user agent, to find its requests in the audit log; the loop breaker and avoidance
+	// ConfigMaps configured as the chart configures them.
+	drc := rest.CopyConfig(rc)
+	drc.UserAgent = "pressure-agent-dry-run-test"
+	cfg := w.config(true)
+	cfg.LoopBreaker, cfg.AvoidanceNamespace = true, w.ns
+	r := w.start(cfg, drc)
 	w.waitReady(r)
 	w.tree.setPod(stress, "besteffort", 1550*mi)
 	eventually(t, 20*time.Second, "would-evict event", func() error {
@@ -136,6 +143,18 @@ func testDryRun(t *testing.T, rc *rest.Config, client kubernetes.Interface) {
 	}
 	if got := len(w.events(actuate.ReasonPressureEviction)); got != 0 {
 		t.Errorf("%d PressureEviction events in dry-run", got)
+	}
+	// The API server's audit log: no write of a pod (eviction, delete, patch), a node (taint, ledger) or a
+	// ConfigMap (avoidance), dry-run or not; its Events are not logged.
+	ws, err := evictaudit.ReadWrites(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) == 0 {
+		t.Fatalf("the audit log holds no write at all; the fixtures' writes should be there")
+	}
+	for _, wr := range evictaudit.By(ws, drc.UserAgent) {
+		t.Errorf("dry-run agent wrote %s", wr)
 	}
 }
 

@@ -27,11 +27,19 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
 func TestAgentOnControlPlane(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
+	audit, auditLog, err := evictaudit.WritesArgs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := clustertest.ControlPlane(t, clustertest.WithOptions(func(o *cluster.ControlPlaneOptions) {
+		o.ExtraAPIServerArgs = append(o.ExtraAPIServerArgs, audit...)
+	}))
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -40,11 +48,14 @@ func TestAgentOnControlPlane(t *testing.T) {
 	t.Run("evicts the stress pod through the Eviction API, taints the node and says why", func(t *testing.T) {
 		testEvictsOnFakeNode(t, rc, client)
 	})
-	t.Run("dry-run evicts nothing, taints nothing and reports what it would do", func(t *testing.T) {
-		testDryRun(t, rc, client)
+	t.Run("dry-run evicts nothing, taints nothing, writes no pod, node or ConfigMap (audit log) and reports what it would do", func(t *testing.T) {
+		testDryRun(t, rc, client, auditLog)
 	})
 	t.Run("a restarted agent with the persisted ledger does not evict twice", func(t *testing.T) {
 		testRestart(t, rc, client)
+	})
+	t.Run("a missing kubelet config file: the agent stops, its log and a Node Event name the value to set", func(t *testing.T) {
+		testPreflightMissingKubeletFile(t, rc, client)
 	})
 	t.Run("the API server stopped for 20s: the agent keeps observing and then evicts once", func(t *testing.T) {
 		testAPIOutage(t, rc, client, func() error { return cp.StopAPIServer() },

@@ -29,7 +29,10 @@
 // pods' deletion timestamps, and does not request them again. Nothing waits for the API server at start:
 // the loop runs on what the node shows (unlisted.go) while the pod list, the ledger and /configz come in.
 // Every API call but a watch has its own deadline (apitimeout.go). RunWithOptions rejects a bad
-// configuration before it touches anything. The REST configuration, the /metrics and probe servers and
+// configuration before it touches anything, and its preflight (preflight.go) a kubelet configuration
+// file that is missing, empty or a directory: it logs the value to set, writes a KubeletConfigNotFound
+// Event on the Node and returns ErrKubeletFileMissing, rather than run on thresholds it cannot know. The
+// REST configuration, the /metrics and probe servers and
 // the command-line flags shared with pressure-janitor are internal/daemon's; health.go says what
 // /healthz and /readyz mean here.
 //

@@ -50,6 +50,9 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	if err := preflight(ctx, cfg, opts); err != nil {
+		return err
+	}
 	var kubelet *threshold.Config
 	if cfg.KubeletConfigFile != "" {
 		kc, err := loadKubeletFile(cfg.KubeletConfigFile)
@@ -58,9 +61,9 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 		}
 		kubelet = &kc
 	}
-	client, err := kubernetes.NewForConfig(withAPIDeadline(opts.RESTConfig, cfg.APITimeout))
+	client, err := newClient(opts.RESTConfig, cfg.APITimeout)
 	if err != nil {
-		return fmt.Errorf("agent: client: %w", err)
+		return err
 	}
 	metrics, err := NewMetrics(opts.Registry, cfg.Settings.Node)
 	if err != nil {
@@ -68,6 +71,15 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	}
 	r := &runner{cfg: cfg, opts: opts, client: client, metrics: metrics, layout: layout, log: opts.Logger}
 	return r.run(ctx, kubelet)
+}
+
+// newClient is the agent's clientset, every request bounded by timeout.
+func newClient(rc *rest.Config, timeout time.Duration) (kubernetes.Interface, error) {
+	c, err := kubernetes.NewForConfig(withAPIDeadline(rc, timeout))
+	if err != nil {
+		return nil, fmt.Errorf("agent: client: %w", err)
+	}
+	return c, nil
 }
 
 func (o Options) withDefaults(cfg Config) (Options, error) {

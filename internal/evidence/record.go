@@ -11,6 +11,9 @@ import (
 const (
 	// EventReason is the reason of the Event written on the owner after a pod is deleted.
 	EventReason = "EvictedPodDeleted"
+	// EventReasonDryRun is the reason of the same Event in dry-run: the pods listed would have been
+	// deleted and were not. `kubectl pressure why` reads EventReason only.
+	EventReasonDryRun = "EvictedPodDeletedDryRun"
 	// Annotation on that Event holds the Window as JSON.
 	Annotation = "pressure.kube-pressure.io/evidence"
 	// Component is the Event's source: pressure-janitor.

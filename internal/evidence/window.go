@@ -27,6 +27,8 @@ type Window struct {
 	Last      time.Time `json:"lastDeletion"`
 	Count     int       `json:"count"`
 	Pods      []Record  `json:"pods"` // the first MaxWindowRecords
+	// DryRun marks the report of a dry run: nothing was deleted.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // NewWindow opens a window for owner at now.
@@ -47,13 +49,34 @@ func (w *Window) Add(r Record, now time.Time) {
 // deterministic, so writing the same Event twice (a retry, a new leader) creates one.
 func EventName(uid string) string { return Component + "." + uid }
 
+// DryRunEventName is the name of a dry-run Event of a bare pod, and the prefix of an owner's: its own
+// name, so a dry-run report never takes the name of the evidence of a later real deletion. Below
+// pressure-janitor., which the chart's evidence policy leaves to the janitor alone.
+func DryRunEventName(uid string) string { return Component + ".dryrun." + uid }
+
 // Name is the Event's name: per bare pod, or per owner and window start.
 func (w *Window) Name() string {
-	if w.Owner.Kind == "Pod" {
-		return EventName(w.Owner.UID)
+	name := EventName
+	if w.DryRun {
+		name = DryRunEventName
 	}
-	return fmt.Sprintf("%s.%d", EventName(w.Owner.UID), w.Start.Unix())
+	if w.Owner.Kind == "Pod" {
+		return name(w.Owner.UID)
+	}
+	return fmt.Sprintf("%s.%d", name(w.Owner.UID), w.Start.Unix())
 }
+
+// Reason is the Event's reason: EventReason, or EventReasonDryRun for a dry run's report.
+func (w *Window) Reason() string {
+	if w.DryRun {
+		return EventReasonDryRun
+	}
+	return EventReason
+}
+
+// dryRunPrefix starts the message of a dry-run Event, before "would have deleted ...".
+const dryRunPrefix = "Dry-run, nothing deleted: would have "
+
 
 // Message is what kubectl describe shows: one pod's full record, or the count, the first names
 // and the latest record.
@@ -74,6 +97,9 @@ func (w *Window) Message() string {
 		}
 		msg = fmt.Sprintf("Deleted %d pods of %s between %s and %s (%s%s); latest: %s", w.Count, w.OwnerName,
 			w.Start.Format(time.RFC3339), w.Last.Format(time.RFC3339), strings.Join(names, ", "), more, msg)
+	}
+	if w.DryRun {
+		msg = dryRunPrefix + "d" + strings.TrimPrefix(msg, "D")
 	}
 	return capMessage(msg)
 }

@@ -30,20 +30,23 @@ type aggregator struct {
 	log     *slog.Logger
 	metrics *Metrics
 	window  time.Duration
+	dryRun  bool // every window is a dry run's report
 
 	mu   sync.Mutex
 	open map[string]*evidence.Window // by namespace/owner UID
 }
 
-func newAggregator(c kubernetes.Interface, clk clock.WithTicker, log *slog.Logger, m *Metrics, window time.Duration) *aggregator {
-	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, open: map[string]*evidence.Window{}}
+func newAggregator(c kubernetes.Interface, clk clock.WithTicker, log *slog.Logger, m *Metrics, window time.Duration, dryRun bool) *aggregator {
+	return &aggregator{client: c, clock: clk, log: log, metrics: m, window: window, dryRun: dryRun, open: map[string]*evidence.Window{}}
 }
 
-// add records a deleted pod. owner is the resolved workload, zero for a bare pod.
+// add records a deleted pod (in a dry run: one that would have been deleted). owner is the resolved
+// workload, zero for a bare pod.
 func (g *aggregator) add(rec evidence.Record, owner OwnerRef, p *PodInfo) {
 	now := g.clock.Now()
 	if owner.UID == "" {
 		w := evidence.NewWindow(p.Namespace, OwnerRef{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID}, now)
+		w.DryRun = g.dryRun
 		w.Add(rec, now)
 		g.write(context.Background(), w)
 		return
@@ -53,6 +56,7 @@ func (g *aggregator) add(rec evidence.Record, owner OwnerRef, p *PodInfo) {
 	w, ok := g.open[key]
 	if !ok {
 		w = evidence.NewWindow(p.Namespace, owner, now)
+		w.DryRun = g.dryRun
 		g.open[key] = w
 	}
 	w.Add(rec, now)

@@ -23,11 +23,19 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/evidence"
 	"github.com/kube-pressure/pressure/internal/janitor"
+	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+	"github.com/kube-pressure/pressure/test/evictaudit"
 )
 
 func TestJanitorOnControlPlane(t *testing.T) {
-	cp := clustertest.ControlPlane(t, withoutWorkloadControllers())
+	audit, auditLog, err := evictaudit.WritesArgs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := clustertest.ControlPlane(t, withoutWorkloadControllers(), clustertest.WithOptions(func(o *cluster.ControlPlaneOptions) {
+		o.ExtraAPIServerArgs = append(o.ExtraAPIServerArgs, audit...)
+	}))
 	client, err := cp.Client()
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -43,8 +51,8 @@ func TestJanitorOnControlPlane(t *testing.T) {
 	t.Run("terminating: a terminal pod marked for deletion is finished with grace 0, one with finalizers is left to them", func(t *testing.T) {
 		testTerminating(t, cp.RESTConfig(), client, f.on(t))
 	})
-	t.Run("dry-run: reports the pod once, deletes nothing, writes no evidence", func(t *testing.T) {
-		testDryRun(t, cp.RESTConfig(), client, f.on(t))
+	t.Run("dry-run: reports the pod once in a dry-run Event, deletes and annotates nothing, writes no evidence", func(t *testing.T) {
+		testDryRun(t, cp.RESTConfig(), client, f.on(t), auditLog)
 	})
 	t.Run("leader election: only the leader deletes and a cancelled leader hands over", func(t *testing.T) {
 		testLeaderElection(t, cp.RESTConfig(), client, f.on(t))
@@ -249,11 +257,18 @@ func metricValue(t *testing.T, reg prometheus.Gatherer, name, label, value strin
 	return 0
 }
 
-func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fixtures) {
+func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fixtures, auditLog string) {
 	ctx := context.Background()
 	f.namespace("dry")
-	f.evicted("dry", "old", time.Now().Add(-time.Hour))
+	old := f.evicted("dry", "old", time.Now().Add(-time.Hour))
 	f.evicted("dry", "fresh", time.Now())
+	// A pod without an eviction time (no condition, no container status): a live janitor would annotate
+	// it with its first-seen time.
+	noTime := f.pod("dry", "no-time")
+	noTime.Status = v1.PodStatus{Phase: v1.PodFailed, Reason: janitor.ReasonEvicted, Message: evictionMessage}
+	if _, err := client.CoreV1().Pods("dry").UpdateStatus(ctx, noTime, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("pod no-time: %v", err)
+	}
 	cfg := testConfig(time.Minute, "dry")
 	cfg.DryRun = true
 	reg := prometheus.NewRegistry()
@@ -264,12 +279,24 @@ func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 		}
 		return nil
 	})
+	// The report: one dry-run Event on the bare pod past its TTL, saying nothing was deleted.
+	eventually(t, 30*time.Second, "the dry-run report", func() error {
+		ev, err := client.CoreV1().Events("dry").Get(ctx, evidence.DryRunEventName(string(old.UID)), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ev.Reason != evidence.EventReasonDryRun || ev.InvolvedObject.Name != "old" ||
+			!strings.HasPrefix(ev.Message, "Dry-run, nothing deleted: would have deleted pod old ") {
+			return fmt.Errorf("event %s: reason %s on %s message %q", ev.Name, ev.Reason, ev.InvolvedObject.Name, ev.Message)
+		}
+		return nil
+	})
 	// Poke the janitor with a change; the pod must not be reported twice.
 	if _, err := setStatus(ctx, client, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "dry", Name: "fresh"}}, v1.PodFailed, time.Now()); err != nil {
 		t.Fatalf("update pod: %v", err)
 	}
 	time.Sleep(2 * time.Second)
-	waitForPods(t, client, "dry", nil, []string{"old", "fresh"})
+	waitForPods(t, client, "dry", nil, []string{"old", "fresh", "no-time"})
 	if got := metricValue(t, reg, "pressure_janitor_pods_deleted_total", "dry_run", "true"); got != 1 {
 		t.Errorf("deleted_total{dry_run=true} = %v after another pass; want 1", got)
 	}
@@ -277,4 +304,29 @@ func testDryRun(t *testing.T, rc restConfig, client kubernetes.Interface, f *fix
 	if err != nil || len(evs.Items) != 0 {
 		t.Errorf("dry-run wrote %d evidence events (err %v); want none", len(evs.Items), err)
 	}
+	if p, err := client.CoreV1().Pods("dry").Get(ctx, "no-time", metav1.GetOptions{}); err != nil || p.Annotations[janitor.AnnotationTerminalSince] != "" {
+		t.Errorf("pod no-time: err %v, annotations %v; want no %s", err, p.GetAnnotations(), janitor.AnnotationTerminalSince)
+	}
+	// The API server's audit log: of the janitor's writes (user agent pressure-janitor) of pods in this
+	// namespace and of cluster-scoped nodes and admission objects, none persisted anything (its DELETE
+	// is sent with dryRun=All; Events are not logged). The earlier subtests' janitors wrote elsewhere.
+	ws, err := evictaudit.ReadWrites(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []evictaudit.Write
+	for _, w := range evictaudit.By(ws, janitor.Component) {
+		if w.Namespace == "dry" || w.Namespace == "" {
+			mine = append(mine, w)
+		}
+	}
+	for _, w := range mine {
+		if !w.DryRun {
+			t.Errorf("dry-run janitor wrote %s", w)
+		}
+	}
+	if len(mine) == 0 {
+		t.Errorf("the audit log holds no write of the dry-run janitor (%d writes in all); want its dry-run DELETE", len(ws))
+	}
+	t.Logf("the dry-run janitor's writes in the audit log: %v", mine)
 }

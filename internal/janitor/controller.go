@@ -85,7 +85,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 	// with none.
 	c.listed = opts.Policy
 	c.opts.Policy.Selector = nil
-	c.evidence = newAggregator(opts.Client, opts.Clock, opts.Logger, opts.Metrics, opts.EventWindow)
+	c.evidence = newAggregator(opts.Client, opts.Clock, opts.Logger, opts.Metrics, opts.EventWindow, opts.DryRun)
 	return c, nil
 }
 

@@ -20,9 +20,12 @@
 //     waiting ones come back at their TTL expiry from a min-heap on the injected clock (wakeups; no
 //     polling, no passes). Deletes carry UID and resourceVersion preconditions and pass a token
 //     bucket. The evidence is a log line per pod before its delete and one aggregate Event per
-//     owner and minute after (aggregator; the Event's format is internal/evidence's). Run adds leader
-//     election (a coordination.k8s.io Lease), /metrics, /healthz, /readyz and graceful shutdown (the
-//     servers, REST configuration and common flags are internal/daemon's).
+//     owner and minute after (aggregator; the Event's format is internal/evidence's). In a dry run the
+//     delete is sent with dryRun=All (the API server checks it and persists nothing), nothing is
+//     annotated, and the same Events report what would have been deleted (evidence.EventReasonDryRun,
+//     evidence.DryRunEventName). Run adds leader election (a coordination.k8s.io Lease), /metrics,
+//     /healthz, /readyz and graceful shutdown (the servers, REST configuration and common flags are
+//     internal/daemon's).
 //
 // Time comes from an injected k8s.io/utils/clock; metrics go to a registry passed in.
 package janitor

@@ -71,7 +71,7 @@ func evidenceEvent(w *evidence.Window) (*v1.Event, error) {
 			Annotations: map[string]string{evidence.Annotation: data},
 		},
 		InvolvedObject: v1.ObjectReference{Kind: o.Kind, APIVersion: o.APIVersion, Namespace: w.Namespace, Name: o.Name, UID: types.UID(o.UID)},
-		Reason:         evidence.EventReason, Message: w.Message(), Type: v1.EventTypeNormal,
+		Reason:         w.Reason(), Message: w.Message(), Type: v1.EventTypeNormal,
 		Source:         v1.EventSource{Component: Component},
 		FirstTimestamp: metav1.NewTime(w.Start), LastTimestamp: metav1.NewTime(w.Last), Count: int32(w.Count),
 	}, nil

@@ -110,3 +110,39 @@ func TestFirstSeenRecordNamesItsSource(t *testing.T) {
 		t.Errorf("record source %q at %v; want %q at %v", rec.TimeSource, rec.EvictedAt, FromFirstSeen, t0)
 	}
 }
+
+func TestDryRunEventSaysNothingWasDeletedUnderItsOwnReasonAndName(t *testing.T) {
+	a := Select(infos(evictedPod("shop", "bare", t0)), t0.Add(time.Hour), defaultPolicy())[0]
+	rec := NewRecord(&a, OwnerRef{})
+	bare := evidence.NewWindow("shop", OwnerRef{APIVersion: "v1", Kind: "Pod", Name: "bare", UID: a.Pod.UID}, t0)
+	bare.DryRun = true
+	bare.Add(rec, t0)
+	deploy := evidence.NewWindow("shop", OwnerRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "uid-d"}, t0)
+	deploy.DryRun = true
+	deploy.Add(evidence.Record{Pod: "web-a"}, t0)
+	deploy.Add(evidence.Record{Pod: "web-b"}, t0)
+	for _, tc := range []struct {
+		name       string
+		w          *evidence.Window
+		wantName   string
+		wantPrefix string
+	}{
+		{"a bare pod", bare, "pressure-janitor.dryrun." + a.Pod.UID, "Dry-run, nothing deleted: would have deleted pod bare (node "},
+		{"a workload's pods", deploy, "pressure-janitor.dryrun.uid-d.1782907200",
+			"Dry-run, nothing deleted: would have deleted 2 pods of Deployment/web between "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := evidenceEvent(tc.w)
+			if err != nil {
+				t.Fatalf("evidenceEvent() error: %v", err)
+			}
+			if ev.Reason != evidence.EventReasonDryRun || ev.Name != tc.wantName || !strings.HasPrefix(ev.Message, tc.wantPrefix) {
+				t.Errorf("event %s reason %s message %q; want %s, %s, prefix %q", ev.Name, ev.Reason, ev.Message,
+					tc.wantName, evidence.EventReasonDryRun, tc.wantPrefix)
+			}
+			if !strings.Contains(ev.Annotations[evidence.Annotation], `"dryRun":true`) {
+				t.Errorf("annotation %s does not mark the dry run: %s", evidence.Annotation, ev.Annotations[evidence.Annotation])
+			}
+		})
+	}
+}

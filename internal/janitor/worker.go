@@ -224,9 +224,7 @@ func (c *Controller) deleteOne(ctx context.Context, a *Action) error {
 		return nil
 	}
 	c.opts.Metrics.observeDeleted(p, c.opts.DryRun)
-	if !c.opts.DryRun {
-		c.evidence.add(rec, workload, p)
-	}
+	c.evidence.add(rec, workload, p) // in a dry run, its report (EventReasonDryRun)
 	return nil
 }
 

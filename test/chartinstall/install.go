@@ -25,15 +25,17 @@ type Release struct {
 func ChartDir(root string) string { return filepath.Join(root, "deploy", "helm", "pressure") }
 
 // NodeValues are the values an install on the level-2 test node needs beside the chart's defaults,
-// and nothing more: the images DaemonImages wrote with tag (imported, never pulled) and the test
-// kubelet's configuration file. With these alone the agent runs as the chart installs it by default:
-// non-root, no capability, host mounts read-only (recursiveReadOnly Auto: IfPossible, which containerd
-// 1.6 here serves as plain read-only mounts).
+// and nothing more: the images DaemonImages wrote with tag (imported, never pulled), the test
+// kubelet's configuration file, and dryRun=false (the tests are about what the chart does once the
+// operator lets it act; a first install is a dry run). With these alone the agent runs as the chart
+// installs it by default: non-root, no capability, host mounts read-only (recursiveReadOnly Auto:
+// IfPossible, which containerd 1.6 here serves as plain read-only mounts).
 func NodeValues(node *cluster.Node, tag string) []string {
 	return []string{
 		"image.pullPolicy=Never",
 		"image.tag=" + tag,
 		"agent.kubeletConfig.hostPath=" + node.KubeletConfigPath(),
+		"dryRun=false",
 	}
 }
 

@@ -48,7 +48,7 @@ const (
 func installAvoidance(t *testing.T, cp *cluster.ControlPlane) {
 	t.Helper()
 	var objs []*unstructured.Unstructured
-	for _, o := range objects(t, render(t, defaultValues)) {
+	for _, o := range objects(t, render(t, defaultValues, live)) {
 		if k := o.GetKind(); k == "MutatingAdmissionPolicy" || k == "MutatingAdmissionPolicyBinding" {
 			objs = append(objs, o)
 		}

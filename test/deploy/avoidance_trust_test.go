@@ -200,7 +200,7 @@ func TestWithoutAdmissionPoliciesTheAvoidanceFeatureAndItsConfigMapRightsAreOff(
 		{"admission policies off", []string{"agent.admissionPolicy.enabled=false"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := objects(t, render(t, defaultValues, tc.set...))
+			objs := objects(t, render(t, defaultValues, append([]string{live}, tc.set...)...))
 			var got []string
 			for _, o := range objs {
 				if k := o.GetKind(); k == "Role" || k == "RoleBinding" || k == "MutatingAdmissionPolicy" || k == "ValidatingAdmissionPolicy" {

@@ -30,6 +30,8 @@ func TestHelmLintPassesWithDefaultValuesAndWithEveryOption(t *testing.T) {
 	}
 }
 
+// The defaults are a dry run (dryRun: true): the avoidance policy and its rights come with dryRun=false
+// (TestDryRunIsOneSwitchThatMutatesNothing).
 func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObjects(t *testing.T) {
 	got := kindsOf(objects(t, render(t, defaultValues)))
 	sort.Strings(got)
@@ -38,16 +40,12 @@ func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObject
 		"ClusterRoleBinding/pressure-agent", "ClusterRoleBinding/pressure-janitor",
 		"ConfigMap/pressure-agent", "ConfigMap/pressure-janitor",
 		"DaemonSet/pressure-agent", "Deployment/pressure-janitor",
-		"MutatingAdmissionPolicy/pressure-agent-avoid-evicted-node", "MutatingAdmissionPolicyBinding/pressure-agent-avoid-evicted-node",
 		"PodDisruptionBudget/pressure-janitor",
-		"Role/pressure-agent-avoidance", "Role/pressure-janitor-leader-election",
-		"RoleBinding/pressure-agent-avoidance", "RoleBinding/pressure-janitor-leader-election",
+		"Role/pressure-janitor-leader-election", "RoleBinding/pressure-janitor-leader-election",
 		"Service/pressure-agent-metrics", "Service/pressure-janitor-metrics",
 		"ServiceAccount/pressure-agent", "ServiceAccount/pressure-janitor",
-		"ValidatingAdmissionPolicy/pressure-agent-avoidance-writers", "ValidatingAdmissionPolicy/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicy/pressure-agent-own-node", "ValidatingAdmissionPolicy/pressure-agent-own-node-evictions",
 		"ValidatingAdmissionPolicy/pressure-janitor-evidence", "ValidatingAdmissionPolicy/pressure-janitor-terminal-pods",
-		"ValidatingAdmissionPolicyBinding/pressure-agent-avoidance-writers", "ValidatingAdmissionPolicyBinding/pressure-agent-own-avoidance",
 		"ValidatingAdmissionPolicyBinding/pressure-agent-own-node", "ValidatingAdmissionPolicyBinding/pressure-agent-own-node-evictions",
 		"ValidatingAdmissionPolicyBinding/pressure-janitor-evidence", "ValidatingAdmissionPolicyBinding/pressure-janitor-terminal-pods",
 	}

@@ -35,7 +35,7 @@ func TestRenderedConfigurationsLoadWithTheDaemonsOwnLoaders(t *testing.T) {
 		wantTTL        time.Duration
 		wantLease      string
 	}{
-		{values: defaultValues, prefix: "pressure", wantKubelet: "/etc/kubelet-host/config.yaml", wantTTL: 10 * time.Minute, wantLease: releaseNS + "/pressure-janitor"},
+		{values: defaultValues, prefix: "pressure", wantDryRun: true, wantKubelet: "/etc/kubelet-host/config.yaml", wantTTL: 10 * time.Minute, wantLease: releaseNS + "/pressure-janitor"},
 		{values: allValues, prefix: "pressure-all", wantDryRun: true, wantCgroupKill: true,
 			wantKubelet: "/etc/kubelet-host/config.yaml", wantTTL: 30 * time.Minute, wantLease: "pressure-system/pressure-janitor-all"},
 	} {
@@ -75,6 +75,9 @@ func TestRenderedConfigurationsLoadWithTheDaemonsOwnLoaders(t *testing.T) {
 				t.Fatalf("janitor configuration does not validate: %v", err)
 			}
 			cfg := janitorconfig.Convert(jc)
+			if cfg.DryRun != tc.wantDryRun {
+				t.Errorf("janitor dryRun=%v, want %v", cfg.DryRun, tc.wantDryRun)
+			}
 			if cfg.TTL != tc.wantTTL {
 				t.Errorf("janitor ttl %s, want %s", cfg.TTL, tc.wantTTL)
 			}

@@ -24,8 +24,8 @@ data:
 {{ tpl (.Files.Get "notes/NOTES.txt") . | indent 4 }}
 `
 
-// renderNotes renders the chart's NOTES.txt with the default values and set.
-func renderNotes(t *testing.T, set ...string) string {
+// renderNotes renders the chart's NOTES.txt with the default values and set, on Kubernetes kv.
+func renderNotes(t *testing.T, kv string, set ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "pressure")
 	if err := os.CopyFS(dir, os.DirFS(chartDir(t))); err != nil {
@@ -43,7 +43,7 @@ func renderNotes(t *testing.T, set ...string) string {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"template", releaseName, dir, "--namespace", releaseNS, "--kube-version", kubeVersion,
+	args := []string{"template", releaseName, dir, "--namespace", releaseNS, "--kube-version", kv,
 		"--show-only", "templates/zz-rendered-notes.yaml"}
 	for _, s := range set {
 		args = append(args, "--set", s)
@@ -62,24 +62,39 @@ func TestNotesSendEachUserToTheirEventsThePluginAndFullDocURLs(t *testing.T) {
 	docURL := regexp.MustCompile(`https://github\.com/kube-pressure/pressure/blob/main/docs/([a-z-]+\.md)(#[a-z0-9-]+)?`)
 	for _, tc := range []struct {
 		name        string
+		kv          string
 		set         []string
 		want, never []string
 	}{
-		{"an evicting agent: its PressureEviction events", nil,
+		{"the defaults: a dry run of both, their dry-run Events, and how to go live", kubeVersion, nil,
+			[]string{"DRY RUN (dryRun=true", "--reuse-values --set dryRun=false",
+				"kubectl get events -A --field-selector reason=PressureEvictionDryRun\n",
+				"kubectl get events -A --field-selector reason=EvictedPodDeletedDryRun\n",
+				"not installed in dry-run; it comes with dryRun=false"},
+			[]string{"reason=PressureEviction\n", "reason=EvictedPodDeleted\n", "EVICTS", "agent.dryRun=false", "is installed:"}},
+		{"dryRun=false: an evicting agent and janitor, and the avoidance policy announced", kubeVersion, []string{live},
 			[]string{"EVICTS pods", "kubectl get events -A --field-selector reason=PressureEviction\n",
-				"kubectl get events -A --field-selector reason=EvictedPodDeleted"},
-			[]string{"PressureEvictionDryRun", "DRY-RUN"}},
-		{"a dry-run agent: its PressureEvictionDryRun events, never PressureEviction's", []string{"agent.dryRun=true"},
+				"kubectl get events -A --field-selector reason=EvictedPodDeleted\n",
+				"A MutatingAdmissionPolicy (pressure-agent-avoid-evicted-node) is installed"},
+			[]string{"PressureEvictionDryRun", "DRY", "EvictedPodDeletedDryRun"}},
+		{"a dry-run agent alone: its PressureEvictionDryRun events, never PressureEviction's", kubeVersion,
+			[]string{live, "agent.dryRun=true"},
 			[]string{"DRY-RUN mode", "kubectl get events -A --field-selector reason=PressureEvictionDryRun\n",
-				"--set agent.dryRun=false"},
-			[]string{"reason=PressureEviction\n", "EVICTS"}},
-		{"a dry-run janitor says it deletes nothing", []string{"janitor.config.dryRun=true"},
-			[]string{"pressure-janitor runs in DRY-RUN mode", "deletes nothing"},
-			[]string{"reason=EvictedPodDeleted"}},
+				"--set agent.dryRun=false", "reason=EvictedPodDeleted\n"},
+			[]string{"reason=PressureEviction\n", "EVICTS", "DRY RUN (dryRun=true", "is installed:"}},
+		{"a dry-run janitor alone says it deletes nothing and where its reports are", kubeVersion,
+			[]string{live, "janitor.config.dryRun=true"},
+			[]string{"pressure-janitor runs in DRY-RUN mode", "deletes nothing", "reason=EvictedPodDeletedDryRun\n",
+				"--set janitor.config.dryRun=false"},
+			[]string{"reason=EvictedPodDeleted\n"}},
+		{"on 1.35 the policy a cluster upgrade to 1.36 brings is announced", "1.35.2", []string{live},
+			[]string{"has no MutatingAdmissionPolicy v1 (1.36+)", "after the cluster is upgraded to 1.36, the next helm upgrade installs"},
+			[]string{"is installed:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			notes := renderNotes(t, tc.set...)
-			for _, w := range append(tc.want, "kubectl pressure explain <node>", "install.md#3-the-kubectl-plugin") {
+			notes := renderNotes(t, tc.kv, tc.set...)
+			for _, w := range append(tc.want, "kubectl pressure explain <node>", "kubectl pressure why <pod>",
+				"install.md#3-the-kubectl-plugin", "reason=KubeletConfigNotFound", "install.md#managed-nodes") {
 				if !strings.Contains(notes, w) {
 					t.Errorf("notes do not say %q:\n%s", w, notes)
 				}

@@ -34,12 +34,12 @@ var accessKinds = map[string]bool{
 	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 }
 
-// installAccess renders the chart with the default values (and set, helm --set) and applies its
-// access objects.
+// installAccess renders the chart with the default values, live (dry-run off: the avoidance rights
+// exist only then) and set (helm --set), and applies its access objects.
 func installAccess(t testing.TB, cp *cluster.ControlPlane, set ...string) {
 	t.Helper()
 	var objs []*unstructured.Unstructured
-	for _, o := range objects(t, render(t, defaultValues, set...)) {
+	for _, o := range objects(t, render(t, defaultValues, append([]string{live}, set...)...)) {
 		if accessKinds[o.GetKind()] {
 			objs = append(objs, o)
 		}

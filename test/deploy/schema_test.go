@@ -42,7 +42,7 @@ func TestValuesSchemaRejectsTyposAndAcceptsTheChartsValues(t *testing.T) {
 	}
 	for _, tc := range []struct{ set, at, key string }{
 		{"agent.dryrun=true", "/agent", "dryrun"}, // the typo of the issue
-		{"dryRun=true", "", "dryRun"},             // top level
+		{"dryrun=false", "", "dryrun"},            // top level: the one switch of a first install
 		{"agent.image.tags=v1", "/agent/image", "tags"},
 		{"janitor.config.leaderElection.leaseNme=x", "/janitor/config/leaderElection", "leaseNme"}, // a config file field
 		{"agent.config.notifiers.memcgg=true", "/agent/config/notifiers", "memcgg"},                // the agent's configuration file

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kube-pressure/pressure/internal/actuate"
 )
 
 const nodeNameExtra = "authentication.kubernetes.io/node-name"
@@ -224,6 +226,11 @@ func TestAgentTokenBoundToAPodOnNodeAMayActOnlyOnNodeA(t *testing.T) {
 	t.Run("events", func(t *testing.T) {
 		allowed(t, "agent A writes an Event from node-a", createEvent(a, "node-a"))
 		forbidden(t, "agent A writes an Event claiming node-b", createEvent(a, "node-b"), msgEvents)
+		// The preflight's Event, written directly (not through the recorder) by an agent about to exit.
+		allowed(t, "agent A writes its KubeletConfigNotFound Event on Node node-a", actuate.WriteNodeEvent(context.Background(), a,
+			"node-a", actuate.ReasonKubeletConfigNotFound, "test", time.Now()))
+		forbidden(t, "agent A writes a KubeletConfigNotFound Event on Node node-b", actuate.WriteNodeEvent(context.Background(), a,
+			"node-b", actuate.ReasonKubeletConfigNotFound, "test", time.Now()), msgEvents)
 	})
 }
 

@@ -18,7 +18,7 @@ const chartTag = "v2guest"
 // recursiveReadOnly stays the default Auto: the non-root agent gets IfPossible, which the guest's
 // containerd 1.6 serves as plain read-only mounts (one read-only cgroup2 mount on this v2 node).
 func chartValues(set ...string) []string {
-	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false",
+	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false", "dryRun=false",
 		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig}, set...)
 }
 

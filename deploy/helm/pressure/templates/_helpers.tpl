@@ -159,3 +159,34 @@ memcg-pods:
 {{- define "pressure.agent.avoidance" -}}
 {{- if or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version) -}}true{{- end -}}
 {{- end -}}
+
+{{/* "true" when the agent runs dry (dryRun, agent.dryRun or agent.config.dryRun), else "": it then
+evicts, kills, taints and annotates nothing, and the avoidance policy is not rendered. */}}
+{{- define "pressure.agent.dryRun" -}}
+{{- if or .Values.dryRun .Values.agent.dryRun (dig "dryRun" false (default dict .Values.agent.config)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the janitor runs dry (dryRun or janitor.config.dryRun), else "". */}}
+{{- define "pressure.janitor.dryRun" -}}
+{{- if or .Values.dryRun .Values.janitor.config.dryRun -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the avoidance MutatingAdmissionPolicy, its binding and the agent's ConfigMap rights are
+rendered: agent, avoidance and the agent's admission policies on, a 1.36+ cluster, and no dry-run (a dry
+run mutates no pod). */}}
+{{- define "pressure.agent.avoidanceRendered" -}}
+{{- $a := .Values.agent -}}
+{{- if and $a.enabled $a.avoidance.enabled $a.admissionPolicy.enabled (include "pressure.agent.avoidance" .) (not (include "pressure.agent.dryRun" .)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Fails when a component's extraArgs turn its dry-run off while the chart turns it on: one switch
+must mean what it says. Include with (dict "ctx" $ "component" "agent" "args" .Values.agent.extraArgs). */}}
+{{- define "pressure.checkDryRunArgs" -}}
+{{- if include (printf "pressure.%s.dryRun" .component) .ctx -}}
+{{- range .args -}}
+{{- if regexMatch "^--?dry-run=(?i:false|f|0)$" (toString .) -}}
+{{- fail (printf "%s.extraArgs %q turns the %s's dry-run off, but dryRun (or %s's own dryRun) is true: set dryRun=false (and the component's dryRun false) to go live instead" $.component (toString .) $.component $.component) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
