@@ -30,9 +30,9 @@ type contender struct {
 func contenderByName(s string) (contender, bool) {
 	switch s {
 	case "D":
-		return contender{name: "D", label: "pressure-agent installed by the chart with its default values", agent: true}, true
+		return contender{name: "D", label: "pressure-agent installed by the chart with its default values, live (dryRun=false, the documented go-live step)", agent: true}, true
 	case "D0":
-		return contender{name: "D0", label: "the chart's defaults with agent.config.evictionLead=0s (thresholds only, no time-to-exhaustion)",
+		return contender{name: "D0", label: "D with agent.config.evictionLead=0s (thresholds only, no time-to-exhaustion)",
 			agent: true, values: []string{"agent.config.evictionLead=0s"}}, true
 	case "A":
 		return contender{name: "A", label: "memcg notifier (root, non-recursive read-only mounts)", agent: true, memcg: true,
