@@ -104,7 +104,7 @@ func raceNode(dir, agent string) vm.NodeOptions {
 // fastest rate the guest reaches: the agent must evict the stress pod before the kernel OOM-kills anything
 // in the pods cgroup.
 func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	p := startParts(ctx, t)
 	c := buildChartParts(ctx, t)

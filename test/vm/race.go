@@ -76,13 +76,19 @@ func (n *Node) startNeighbours(ctx context.Context, ns string) error {
 			return fmt.Errorf("race neighbour %s: %w", p.Name, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 	for {
-		running := 0
+		running, states := 0, []string{}
 		for _, name := range Neighbours {
-			if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Status.Phase == corev1.PodRunning {
+			p, err := n.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err != nil:
+				states = append(states, name+": "+err.Error())
+			case p.Status.Phase == corev1.PodRunning:
 				running++
+			default:
+				states = append(states, podState(p))
 			}
 		}
 		if running == len(Neighbours) {
@@ -91,7 +97,7 @@ func (n *Node) startNeighbours(ctx context.Context, ns string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("race neighbours not Running: %w", ctx.Err())
+			return fmt.Errorf("race neighbours not Running: %s: %w", strings.Join(states, "; "), ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -195,6 +201,26 @@ func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running ti
 	res.OOMKills = n.lastOOMKills() - before
 	res.PeakMiB, res.RateMiBps = rampOf(n.Samples())
 	return res, raceErr
+}
+
+// podState says where a pod that is not Running is: its phase, reason and its containers' waiting or
+// terminated reasons.
+func podState(p *corev1.Pod) string {
+	s := fmt.Sprintf("%s: %s %s", p.Name, p.Status.Phase, p.Status.Reason)
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			s += fmt.Sprintf(", %s waiting %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+		case c.State.Terminated != nil:
+			s += fmt.Sprintf(", %s terminated %s (exit %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			s += fmt.Sprintf(", %s: %s", c.Type, c.Message)
+		}
+	}
+	return s
 }
 
 func oomKilled(p *corev1.Pod) bool {
