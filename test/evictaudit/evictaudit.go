@@ -27,11 +27,17 @@ rules:
 // Args writes the audit policy into dir and returns the kube-apiserver flags for a blocking JSON audit
 // log in dir (blocking: a request is in the file before it is answered), and that log's path.
 func Args(dir string) (args []string, logPath string, err error) {
-	p := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(p, []byte(policy), 0o644); err != nil {
+	return argsFor(dir, "audit", policy)
+}
+
+// argsFor writes the audit policy text to dir/<name>-policy.yaml and returns the kube-apiserver flags of
+// a blocking JSON audit log at dir/<name>.log, and that path.
+func argsFor(dir, name, policyText string) (args []string, logPath string, err error) {
+	p := filepath.Join(dir, name+"-policy.yaml")
+	if err := os.WriteFile(p, []byte(policyText), 0o644); err != nil {
 		return nil, "", fmt.Errorf("write audit policy: %w", err)
 	}
-	logPath = filepath.Join(dir, "audit.log")
+	logPath = filepath.Join(dir, name+".log")
 	return []string{"--audit-policy-file=" + p, "--audit-log-path=" + logPath, "--audit-log-format=json",
 		"--audit-log-mode=blocking", "--audit-log-maxbackup=1"}, logPath, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -37,13 +36,7 @@ rules:
 // WritesArgs is Args for a log of every write of pods, nodes, ConfigMaps and admission objects
 // (ReadWrites); evictions are among them, so Read works on that log too, counting only their answers.
 func WritesArgs(dir string) (args []string, logPath string, err error) {
-	p := filepath.Join(dir, "audit-writes-policy.yaml")
-	if err := os.WriteFile(p, []byte(writesPolicy), 0o644); err != nil {
-		return nil, "", fmt.Errorf("write audit policy: %w", err)
-	}
-	logPath = filepath.Join(dir, "audit-writes.log")
-	return []string{"--audit-policy-file=" + p, "--audit-log-path=" + logPath, "--audit-log-format=json",
-		"--audit-log-mode=blocking", "--audit-log-maxbackup=1"}, logPath, nil
+	return argsFor(dir, "audit-writes", writesPolicy)
 }
 
 // Write is one answered write request as the audit log saw it.
