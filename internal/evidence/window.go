@@ -77,7 +77,6 @@ func (w *Window) Reason() string {
 // dryRunPrefix starts the message of a dry-run Event, before "would have deleted ...".
 const dryRunPrefix = "Dry-run, nothing deleted: would have "
 
-
 // Message is what kubectl describe shows: one pod's full record, or the count, the first names
 // and the latest record.
 func (w *Window) Message() string {
