@@ -172,9 +172,14 @@ func installAvoidancePolicy(ctx context.Context, t *testing.T, e *env) string {
 		clustertest.SkipOrFail(t, "hack/install-helm.sh could not install helm (needs the Go module proxy): %v", err)
 	}
 	manifest, err := exec.Command(strings.TrimSpace(string(out)), "template", "pressure", filepath.Join(root, "deploy", "helm", "pressure"),
-		"--namespace", ns, "--kube-version", "1.36.3", "--show-only", "templates/agent-avoidance.yaml").Output()
+		"--namespace", ns, "--kube-version", "1.36.3", "--set", "dryRun=false", // a dry run renders no avoidance policy
+		"--show-only", "templates/agent-avoidance.yaml").Output()
 	if err != nil {
-		t.Fatalf("helm template: %v", err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("helm template: %v: %s", err, stderr)
 	}
 	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
