@@ -54,7 +54,9 @@ var Neighbours = []string{"burstable", "guaranteed"}
 func neighbour(ns, name, target, request string, guaranteed bool) *corev1.Pod {
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(request)}}
 	if guaranteed {
-		res.Requests[corev1.ResourceCPU] = resource.MustParse("10m")
+		// Half a vCPU: the limit also throttles the container's creation (runc init runs in the pod's
+		// cgroup), and at 10m a TCG guest took over 4 min to start it.
+		res.Requests[corev1.ResourceCPU] = resource.MustParse("500m")
 		res.Limits = res.Requests.DeepCopy()
 	}
 	return &corev1.Pod{
