@@ -14,17 +14,21 @@ import (
 )
 
 // ForTest installs the chart's agent on a test package's level-2 node: images built from the checkout
-// with Tag and imported into the node, the release Name in Namespace, the janitor off (the tests are
-// about the agent, and its two pods would only add memory to the pods cgroup).
+// with Tag and imported into the node, the release Name in Namespace, the janitor off unless Janitor
+// (most tests are about the agent, and its two pods would only add memory to the pods cgroup).
 type ForTest struct {
 	Name, Namespace, Tag string
 	Node                 *cluster.Node
 	ControlPlane         *cluster.ControlPlane
 	Client               kubernetes.Interface
+	// Janitor installs the janitor too (its image built and imported).
+	Janitor bool
+	// Defaults installs the chart's defaults contender (NodeValues alone) instead of the memcg one.
+	Defaults bool
 }
 
 // Install installs the release with set beside NodeValues and MemcgRootValues (the e2e tests' agent
-// is the memcg notifier contender), waits for its Ready agent pod and returns it;
+// is the memcg notifier contender; NodeValues alone with Defaults), waits for its Ready agent pod and returns it;
 // the release is uninstalled, and the agent pod gone from the node, when t ends (the package's later tests
 // see no agent they did not start). On failure the agent's log tail is printed. Without helm the test
 // skips, or fails under CI=true.
@@ -42,7 +46,11 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
 	}
 	start := time.Now()
-	imgs, err := DaemonImages(ctx, root, t.TempDir(), f.Tag, AgentComponent)
+	components := []string{AgentComponent}
+	if f.Janitor {
+		components = append(components, JanitorComponent)
+	}
+	imgs, err := DaemonImages(ctx, root, t.TempDir(), f.Tag, components...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +58,7 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 		t.Fatal(err)
 	}
 	rel := Release{Helm: h, Chart: ChartDir(root), Name: f.Name, Namespace: f.Namespace, Kubeconfig: f.ControlPlane.Kubeconfig()}
-	values := append(append(append(NodeValues(f.Node, f.Tag), MemcgRootValues()...), "janitor.enabled=false"), set...)
+	values := f.values(set)
 	out, err := rel.Install(ctx, values...)
 	t.Cleanup(func() { f.uninstall(t, rel) })
 	if err != nil {
@@ -69,6 +77,18 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 		}
 	})
 	return a
+}
+
+// values are NodeValues, the contender's values, janitor.enabled=false unless Janitor, then set.
+func (f ForTest) values(set []string) []string {
+	out := NodeValues(f.Node, f.Tag)
+	if !f.Defaults {
+		out = append(out, MemcgRootValues()...)
+	}
+	if !f.Janitor {
+		out = append(out, "janitor.enabled=false")
+	}
+	return append(out, set...)
 }
 
 func (f ForTest) uninstall(t testing.TB, rel Release) {

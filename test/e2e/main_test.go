@@ -31,7 +31,8 @@ type env struct {
 	// podsLimit is the pods cgroup memory limit the node was configured for.
 	podsLimit resource.Quantity
 	skip      string
-	// auditLog is the API server's audit log of eviction requests (test/evictaudit).
+	// auditLog is the API server's audit log of eviction requests and of every write of pods, nodes,
+	// ConfigMaps and admission objects (test/evictaudit.BothArgs).
 	auditLog string
 }
 
@@ -98,7 +99,7 @@ func runMain(m *testing.M) int {
 
 func start(ctx context.Context, bins cluster.Binaries, dir string) error {
 	t0 := time.Now()
-	audit, auditLog, err := evictaudit.Args(dir)
+	audit, auditLog, err := evictaudit.BothArgs(dir)
 	if err != nil {
 		return err
 	}

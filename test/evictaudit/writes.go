@@ -156,3 +156,38 @@ func By(ws []Write, agent string) []Write {
 	}
 	return out
 }
+
+// bothPolicy is policy and writesPolicy in one log (an API server has one audit policy): each eviction
+// request as it arrives and as it is answered, and every other write of writesPolicy when answered
+// (the rule's own omitStages). Read and ReadWrites both work on its log.
+const bothPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["ResponseStarted", "Panic"]
+rules:
+- level: Metadata
+  verbs: ["create"]
+  resources:
+  - group: ""
+    resources: ["pods/eviction"]
+- level: Request
+  omitStages: ["RequestReceived"]
+  verbs: ["delete", "deletecollection"]
+  resources:
+  - group: ""
+    resources: ["pods", "pods/*", "nodes", "nodes/*", "configmaps"]
+  - group: "admissionregistration.k8s.io"
+- level: Metadata
+  omitStages: ["RequestReceived"]
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+  resources:
+  - group: ""
+    resources: ["pods", "pods/*", "nodes", "nodes/*", "configmaps"]
+  - group: "admissionregistration.k8s.io"
+- level: None
+`
+
+// BothArgs is Args for a log that Read (eviction requests, received and answered) and ReadWrites (every
+// answered write of pods, nodes, ConfigMaps and admission objects) both read.
+func BothArgs(dir string) (args []string, logPath string, err error) {
+	return argsFor(dir, "audit", bothPolicy)
+}
