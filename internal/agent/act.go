@@ -9,6 +9,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/internal/signal"
 )
 
 // action is what happened to one planned eviction.
@@ -177,17 +178,7 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
 		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
-		"lead", leadLog(plan, req.Signal))
-}
-
-// leadLog is the time-to-exhaustion reason when the eviction lead acted on the signal at this step ("" otherwise).
-func leadLog(plan policy.Plan, sig string) string {
-	for _, l := range plan.Leads {
-		if string(l.Signal) == sig {
-			return l.Why
-		}
-	}
-	return ""
+		"lead", plan.LeadWhy(signal.Signal(req.Signal)))
 }
 
 // reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what

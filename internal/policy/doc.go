@@ -38,9 +38,10 @@
 //     above request. Where the estimate is unknown (no memory.stat, or no refault rate yet while PSI is
 //     not low) the signal is acted on as Pressure does. Plan.Reclaim records each view.
 //
-// The Plan lists what to carry out, each action independent of the others: evictions (with their rank,
-// expected release and why), SIGKILLs of pods the memory trend says the OOM killer would reach before
-// their eviction completes (Config.KillLead), the wanted state of the node's pressure taint (on while
+// The Plan lists what to carry out: evictions (with their rank, expected release and why), SIGKILLs of
+// pods the memory trend says the OOM killer would reach before their eviction completes
+// (Config.KillLead; a kill goes with its pod's eviction in the same Plan, or with its deferred one,
+// and the shell carries it out after that eviction's request unless the request already ended the pod), the wanted state of the node's pressure taint (on while
 // a threshold of ours is met and for Config.TaintHysteresis after), the node events (pressure started,
 // ended), evictions deferred and why (API backoff, minute limit), and a trace. The shell carries the
 // Plan out and feeds what happened (Outcome) into the next Step: an eviction planned is counted as in

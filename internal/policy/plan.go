@@ -122,8 +122,8 @@ type Lead struct {
 	Why string
 }
 
-// leadWhy returns the reason of the lead raise of sig at this step, "" when there was none.
-func (p *Plan) leadWhy(sig signal.Signal) string {
+// LeadWhy returns the reason of the lead raise of sig at this step, "" when there was none.
+func (p *Plan) LeadWhy(sig signal.Signal) string {
 	for _, l := range p.Leads {
 		if l.Signal == sig {
 			return l.Why

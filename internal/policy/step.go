@@ -231,7 +231,7 @@ func (st *State) plan(now time.Time, victims []victim, hard bool, snap signal.Sn
 		default:
 			avail--
 			e := st.request(now, v, hard, snap, p.Thresholds)
-			if lw := p.leadWhy(e.Signal); lw != "" {
+			if lw := p.LeadWhy(e.Signal); lw != "" {
 				e.Why = lw + "; " + e.Why
 			}
 			p.Evictions = append(p.Evictions, e)
