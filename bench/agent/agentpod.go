@@ -34,6 +34,9 @@ func contenderByName(s string) (contender, bool) {
 	case "D0":
 		return contender{name: "D0", label: "D with agent.config.evictionLead=0s (thresholds only, no time-to-exhaustion)",
 			agent: true, values: []string{"agent.config.evictionLead=0s"}}, true
+	case "P100":
+		return contender{name: "P100", label: "D with agent.config.notifiers.pollInterval=100ms (the adaptive poll's floor before it became 25ms)",
+			agent: true, values: []string{"agent.config.notifiers.pollInterval=100ms"}}, true
 	case "A":
 		return contender{name: "A", label: "memcg notifier (root, non-recursive read-only mounts)", agent: true, memcg: true,
 			values: append(chartinstall.MemcgRootValues(), "agent.config.podStatsMaxAge=1m")}, true

@@ -35,7 +35,7 @@ func main() {
 	var rates, contenders string
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
 	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
-	flag.StringVar(&contenders, "contenders", "D,C", "D: the agent installed by the chart with its default values; D0: the same with agent.config.evictionLead=0s; "+
+	flag.StringVar(&contenders, "contenders", "D,C", "D: the agent installed by the chart with its default values; D0: the same with agent.config.evictionLead=0s; P100: the same with agent.config.notifiers.pollInterval=100ms; "+
 		"A: the memcg notifier contender (root, non-recursive read-only mounts); A0: A reading every pod's stats on every sync (steady state only); "+
 		"C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
@@ -52,7 +52,7 @@ func main() {
 	for _, c := range strings.Split(contenders, ",") {
 		ct, ok := contenderByName(c)
 		if !ok {
-			fatal(fmt.Errorf("-contenders: unknown %q (D, D0, A, A0 or C)", c))
+			fatal(fmt.Errorf("-contenders: unknown %q (D, D0, P100, A, A0 or C)", c))
 		}
 		o.contenders = append(o.contenders, ct)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultPollInterval is the fast-poll fallback's default period.
-const DefaultPollInterval = 100 * time.Millisecond
+const DefaultPollInterval = 25 * time.Millisecond
 
 // Poller reads a value (the available amount of a signal) every Interval and signals when it crosses
 // Threshold in either direction (below, or back to at least Threshold) or moves by more than Delta

@@ -50,7 +50,7 @@ func defaults(node string) Config {
 	return Config{
 		NodeName: node, Policy: PolicyPressure, Headroom: defaultHeadroom(), EvictionLead: 2 * time.Second, SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute,
 		APITimeout: 2 * time.Second, KubeletConfigRefresh: time.Minute,
-		Notifiers: NotifierConfig{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, PollInterval: 100 * time.Millisecond,
+		Notifiers: NotifierConfig{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, PollInterval: 25 * time.Millisecond,
 			PollMaxInterval: time.Second, PollRampRate: 4 << 30},
 		Ladder:                LadderConfig{PDBFallbackWait: 5 * time.Second, AllowDelete: true},
 		MaxEvictionsPerMinute: 10,

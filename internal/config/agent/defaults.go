@@ -18,7 +18,7 @@ const (
 	DefaultEvictionLead           = policy.DefaultEvictionLead
 	DefaultAPITimeout             = 2 * time.Second
 	DefaultKubeletConfigRefresh   = time.Minute
-	DefaultPollInterval           = 100 * time.Millisecond
+	DefaultPollInterval           = 25 * time.Millisecond
 	DefaultPollMaxInterval        = time.Second
 	DefaultPSIWindow              = 2 * time.Second
 	DefaultPDBFallbackWait        = 5 * time.Second
