@@ -106,7 +106,7 @@ func hugeQuantities(file string, data []byte) []string {
 	}
 	var out []string
 	check := func(path, name, written string) {
-		q, err := resource.ParseQuantity(written)
+		q, err := threshold.ParseQuantity(written)
 		milli := name == threshold.ResourceCPU
 		if err != nil || threshold.Amount(q, milli) != math.MaxInt64 {
 			return

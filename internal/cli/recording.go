@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -176,7 +175,7 @@ func decisions(pods []sim.RecordedPod) []sim.MemorySample {
 		if p.Info.End != sim.EndEvicted || m == nil {
 			continue
 		}
-		q, err := resource.ParseQuantity(m[1])
+		q, err := threshold.ParseQuantity(m[1])
 		if err != nil {
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // Policy selects whose thresholds the agent applies.
@@ -162,7 +164,7 @@ func parseHeadroom(signal, v string) (Headroom, error) {
 		}
 		return Headroom{Signal: signal, Percentage: f / 100}, nil
 	}
-	q, err := resource.ParseQuantity(v)
+	q, err := threshold.ParseQuantity(v)
 	if err != nil {
 		return Headroom{}, fmt.Errorf("quantity %q: %w", v, err)
 	}
