@@ -58,20 +58,25 @@ func (s Semantics) String() string {
 	if s.Version != "" {
 		out += " (" + s.Version + ")"
 	}
-	var on []string
-	if s.Gates.AllowOverwriteTerminationGracePeriodSeconds {
-		on = append(on, "AllowOverwriteTerminationGracePeriodSeconds")
-	}
-	if s.Gates.InPlacePodVerticalScalingMemoryBackedVolumes {
-		on = append(on, "InPlacePodVerticalScalingMemoryBackedVolumes")
-	}
-	if s.Gates.TaintTolerationComparisonOperators {
-		on = append(on, "TaintTolerationComparisonOperators")
-	}
-	if len(on) > 0 {
+	if on := s.Gates.On(); len(on) > 0 {
 		out += ", gates on: " + strings.Join(on, ", ")
 	}
 	return out
+}
+
+// On lists the gates that are on, by name (sorted).
+func (g Gates) On() []string {
+	var on []string
+	if g.AllowOverwriteTerminationGracePeriodSeconds {
+		on = append(on, "AllowOverwriteTerminationGracePeriodSeconds")
+	}
+	if g.InPlacePodVerticalScalingMemoryBackedVolumes {
+		on = append(on, "InPlacePodVerticalScalingMemoryBackedVolumes")
+	}
+	if g.TaintTolerationComparisonOperators {
+		on = append(on, "TaintTolerationComparisonOperators")
+	}
+	return on
 }
 
 // ResolveSemantics maps a kubelet version as the node reports it (status.nodeInfo.kubeletVersion:
