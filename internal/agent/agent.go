@@ -86,7 +86,10 @@ type Agent struct {
 	// it is the estimate of what the kubelet's node-level reclaim could free (policy Input.Reclaimable);
 	// nil leaves it unknown.
 	Images nodeImages
-	Ladder evictLadder
+	// KubeletVersion, if set, reports the node's status.nodeInfo.kubeletVersion ("" while unknown): the
+	// kubelet policy follows that release's eviction semantics; nil means the pinned 1.36.
+	KubeletVersion func() string
+	Ladder         evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
 	// Events records node events; nil records nothing.
@@ -122,6 +125,8 @@ type loopState struct {
 	// outcomes are what happened to the last plan's actions, fed into the next step.
 	outcomes []policy.Outcome
 	started  bool
+	// semanticsWarned is the kubelet version whose semantics warning was last logged.
+	semanticsWarned string
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
 	unlisted map[string]bool
 	// pods are the pods' stats as last read, at podsAt (zero: never); watch the last plan's thresholds.

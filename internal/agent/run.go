@@ -165,6 +165,7 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	images := &nodeImageCache{client: r.client, node: node, clock: r.opts.Clock,
 		onErr: func(err error) { r.log.Warn("read the node's images (reclaim estimate)", "node", node, "err", err) }}
 	a.Images = images
+	a.KubeletVersion = images.KubeletVersion
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

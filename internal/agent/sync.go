@@ -130,7 +130,8 @@ func (a *Agent) listPods() []*corev1.Pod {
 // before the kubelet has removed its volumes, whose usage stays credited until then), the ledger's evictions not settled, and the outcomes of the last plan. It returns
 // the API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
-	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes}
+	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes,
+		KubeletSemantics: a.kubeletSemantics()}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
@@ -181,9 +182,17 @@ type nodeImageCache struct {
 	clock  clock.Clock
 	onErr  func(error)
 
-	mu     sync.Mutex
-	images []corev1.ContainerImage
-	at     time.Time
+	mu      sync.Mutex
+	images  []corev1.ContainerImage
+	at      time.Time
+	version string // status.nodeInfo.kubeletVersion as last read
+}
+
+// KubeletVersion is the node's status.nodeInfo.kubeletVersion as last read ("" before the first read).
+func (c *nodeImageCache) KubeletVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
 }
 
 // run refreshes the cache until ctx is done.
@@ -195,7 +204,7 @@ func (c *nodeImageCache) run(ctx context.Context) {
 			c.onErr(err)
 		case err == nil:
 			c.mu.Lock()
-			c.images, c.at = n.Status.Images, c.clock.Now()
+			c.images, c.at, c.version = n.Status.Images, c.clock.Now(), n.Status.NodeInfo.KubeletVersion
 			c.mu.Unlock()
 		}
 		select {

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/kube-pressure/pressure/internal/decision"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -27,6 +28,9 @@ type Input struct {
 	// DisableLocalStorageCapacityIsolation is the kubelet's localStorageCapacityIsolation=false: no
 	// eviction for emptyDir sizeLimit and ephemeral-storage limits. The zero value is the default (on).
 	DisableLocalStorageCapacityIsolation bool
+	// Semantics is the kubelet release whose eviction manager the prediction follows (the node's
+	// status.nodeInfo.kubeletVersion or an override, and /configz's feature gates); zero = 1.36.
+	Semantics decision.Semantics
 	// Snapshot holds the observations, per-pod stats and filesystem layout.
 	Snapshot signal.Snapshot
 	// Candidates are the node's active pods, with Stats set from Snapshot.Pods.
@@ -168,6 +172,8 @@ type SignalRow struct {
 // limit, which the kubelet evicts at its next synchronize whether or not a threshold is met; the
 // rest is empty when no threshold is met.
 type Kubelet struct {
+	// Semantics is the kubelet release (minor, reported version, feature gates) the prediction follows.
+	Semantics decision.Semantics `json:"semantics"`
 	// LocalStorageCapacityIsolation is the kubelet setting that enables the local-storage evictions.
 	LocalStorageCapacityIsolation bool `json:"localStorageCapacityIsolation"`
 	// ThresholdsMet are the signals of the thresholds met, in the order the kubelet acts on them.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/kube-pressure/pressure/internal/decision"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/rank"
@@ -18,6 +19,9 @@ type Input struct {
 	// derives the containerfs thresholds from the first snapshot's filesystem layout, as the kubelet does
 	// on its first synchronize, and keeps that layout in the State.
 	Kubelet threshold.Config
+	// KubeletSemantics is the node's kubelet release and feature gates (from the Node's
+	// status.nodeInfo.kubeletVersion and /configz); the zero value is the pinned 1.36.
+	KubeletSemantics decision.Semantics
 	// Snapshot is the node as read at Now, raw (no credit applied). A snapshot without observations
 	// means the node could not be read: Step then applies the outcomes and plans nothing.
 	Snapshot signal.Snapshot

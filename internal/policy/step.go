@@ -49,7 +49,7 @@ func Step(prev State, in Input) (State, Plan) {
 	}
 	p.Watch = watches(p.Thresholds, snap.Observations)
 	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
-	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, &p)
+	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, in.KubeletSemantics, &p)
 	prevDecision := st.decision
 	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
 	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
@@ -81,8 +81,10 @@ func sortedPods(pods []Pod) []Pod {
 // decisionInput builds the core's input. Kubelet: every active pod (not Terminal), the raw snapshot.
 // Pressure: the active pods whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
 // threads and measured disk usage). The local ephemeral-storage limit path is left to the kubelet.
-func (st *State) decisionInput(now time.Time, snap, raw signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
-	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
+func (st *State) decisionInput(now time.Time, snap, raw signal.Snapshot, pods []Pod, cfg Config, sem decision.Semantics,
+	p *Plan) decision.Input {
+	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true,
+		Semantics: sem}
 	for _, pod := range pods {
 		if pod.Terminal {
 			continue

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -10,13 +11,15 @@ import (
 // State of the previous one, with the kubelet's configuration kubelet (before the containerfs
 // derivation, which Step makes). The simulated Eviction API accepts every eviction at once and the
 // kills succeed: each is reported to the next Step as its Outcome.
-func PolicyAgent(cfg policy.Config, kubelet threshold.Config) func() Agent {
-	return func() Agent { return &policyAgent{cfg: cfg, kubelet: kubelet} }
+// sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.36).
+func PolicyAgent(cfg policy.Config, kubelet threshold.Config, sem decision.Semantics) func() Agent {
+	return func() Agent { return &policyAgent{cfg: cfg, kubelet: kubelet, sem: sem} }
 }
 
 type policyAgent struct {
 	cfg      policy.Config
 	kubelet  threshold.Config
+	sem      decision.Semantics
 	st       policy.State
 	outcomes []policy.Outcome
 }
@@ -27,8 +30,9 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 	for _, c := range in.Candidates {
 		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.Deletion[c.UID]})
 	}
-	next, plan := policy.Step(a.st, policy.Input{Now: in.Now, Config: a.cfg, Kubelet: a.kubelet, Snapshot: in.Snapshot,
-		Pods: pods, Outcomes: a.outcomes})
+	next, plan := policy.Step(a.st, policy.Input{Now: in.Now, Config: a.cfg, Kubelet: a.kubelet, KubeletSemantics: a.sem,
+		Snapshot: in.Snapshot,
+		Pods:     pods, Outcomes: a.outcomes})
 	a.st, a.outcomes = next, nil
 	out := AgentPlan{Taint: plan.Taint.Want, Thresholds: map[signal.Signal]int64{}}
 	for _, w := range plan.Watch {
