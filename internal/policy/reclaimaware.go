@@ -98,9 +98,11 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 			v.Backstop = v.Steady == ""
 		}
 		if st.wsLast == nil {
-			st.wsLast = map[signal.Signal]signal.Observation{}
+			st.wsLast = map[signal.Signal]wsPair{}
 		}
-		st.wsLast[sig] = o
+		if w := st.wsLast[sig]; o.Time.After(w.cur.Time) {
+			st.wsLast[sig] = wsPair{prev: w.cur, cur: o}
+		}
 		if v.Backstop {
 			v.Effective = min(v.WorkingSet, v.NonReclaimable)
 		}
@@ -127,6 +129,9 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	return out, podsOut, ests
 }
 
+// wsPair is a memory signal's last two raw observations at distinct times (the backstop's trend).
+type wsPair struct{ prev, cur signal.Observation }
+
 // steady returns why the kubelet would not act on o (the raw working-set observation) although it is
 // within the margin of the kubelet's threshold kubelet: it is above it and its fall since the last step
 // (none, or too slow) does not cross it within horizon. "" when the kubelet would act.
@@ -134,7 +139,11 @@ func (st *State) steady(sig signal.Signal, o signal.Observation, kubelet int64, 
 	if o.Available < kubelet {
 		return ""
 	}
-	prev, ok := st.wsLast[sig]
+	w, ok := st.wsLast[sig]
+	prev := w.cur
+	if !o.Time.After(prev.Time) { // the same observation again (a step without a new read): its own fall
+		prev, o = w.prev, w.cur
+	}
 	dt := o.Time.Sub(prev.Time)
 	if !ok || prev.Time.IsZero() || dt <= 0 || o.Available >= prev.Available {
 		return fmt.Sprintf("the working set is not falling: the kubelet would not cross its threshold within %s", horizon)

@@ -44,7 +44,7 @@ type State struct {
 	// never): for a window after it, PSI still covers the time the pod ran.
 	restarted time.Time
 	// wsLast is each memory signal's last raw observation (the working set): the backstop's trend.
-	wsLast map[signal.Signal]signal.Observation
+	wsLast map[signal.Signal]wsPair
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
 	// each signal's last reclaim was planned (the rate bound).
 	rungs       map[signal.Signal]rung
