@@ -89,6 +89,8 @@ type Agent struct {
 	Ladder evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
+	// Reclaimer carries out the reclaim rung of policy reclaim-aware (reclaim.go); nil: unavailable.
+	Reclaimer podReclaimer
 	// Events records node events; nil records nothing.
 	Events nodeEvents
 	// Breaker is the loop breaker; nil disables it.
@@ -121,6 +123,8 @@ type loopState struct {
 	policy policy.State
 	// outcomes are what happened to the last plan's actions, fed into the next step.
 	outcomes []policy.Outcome
+	// reclaims are what the last plan's reclaims did, fed into the next step.
+	reclaims []policy.ReclaimOutcome
 	started  bool
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
 	unlisted map[string]bool
