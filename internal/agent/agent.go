@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,9 +124,11 @@ type loopState struct {
 	policy policy.State
 	// outcomes are what happened to the last plan's actions, fed into the next step.
 	outcomes []policy.Outcome
-	// reclaims are what the last plan's reclaims did, fed into the next step.
-	reclaims []policy.ReclaimOutcome
-	started  bool
+	// reclaims are what the last plan's reclaims did, fed into the next step; reclaiming is true while
+	// a reclaim runs (it may outlive the sync that started it: reclaim.go).
+	reclaims   []policy.ReclaimOutcome
+	reclaiming atomic.Bool
+	started    bool
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
 	unlisted map[string]bool
 	// pods are the pods' stats as last read, at podsAt (zero: never); watch the last plan's thresholds.

@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/reclaim"
@@ -70,6 +72,13 @@ func (a *Agent) reclaimUnavailable() string {
 	return ""
 }
 
+// reclaimWait is how long a sync waits for one reclaim. A memory.reclaim write can block in the kernel
+// far longer than reclaim.Reclaimer's Timeout, which is checked only between writes (the cgroup v2
+// guest saw one block for minutes on anonymous memory): the sync must not wait for it, so a reclaim
+// still running after reclaimWait counts as failed (the policy then evicts) and later reclaims are not
+// started until it returns.
+const reclaimWait = 3 * time.Second
+
 // reclaim carries out the plan's reclaims in order, before any eviction of the plan, and returns their
 // outcomes for the next step.
 func (a *Agent) reclaim(ctx context.Context, plan policy.Plan) []policy.ReclaimOutcome {
@@ -78,7 +87,7 @@ func (a *Agent) reclaim(ctx context.Context, plan policy.Plan) []policy.ReclaimO
 	}
 	out := make([]policy.ReclaimOutcome, 0, len(plan.Reclaims))
 	for _, r := range plan.Reclaims {
-		freed, err := a.Reclaimer.ReclaimPod(ctx, r.Pod.UID, r.Bytes)
+		freed, err := a.reclaimOne(ctx, r)
 		o := policy.ReclaimOutcome{UID: r.Pod.UID, Freed: max(freed, 0), At: a.Clock.Now()}
 		if err != nil {
 			o.Err = err.Error()
@@ -88,4 +97,30 @@ func (a *Agent) reclaim(ctx context.Context, plan policy.Plan) []policy.ReclaimO
 		out = append(out, o)
 	}
 	return out
+}
+
+// reclaimOne runs one reclaim and waits for it at most reclaimWait; while an earlier one still runs, it
+// starts none.
+func (a *Agent) reclaimOne(ctx context.Context, r policy.ReclaimRequest) (int64, error) {
+	if !a.st.reclaiming.CompareAndSwap(false, true) {
+		return 0, errors.New("an earlier reclaim is still running in the kernel")
+	}
+	type result struct {
+		freed int64
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer a.st.reclaiming.Store(false)
+		freed, err := a.Reclaimer.ReclaimPod(ctx, r.Pod.UID, r.Bytes)
+		done <- result{freed, err}
+	}()
+	t := a.Clock.NewTimer(reclaimWait)
+	defer t.Stop()
+	select {
+	case res := <-done:
+		return res.freed, res.err
+	case <-t.C():
+		return 0, fmt.Errorf("reclaim of %s still running after %s: taken as failed", r.Target(), reclaimWait)
+	}
 }

@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -149,4 +151,42 @@ func diskFile(t *testing.T, n int64) string {
 		t.Fatal(err)
 	}
 	return f.Name()
+}
+
+// blockingReclaimer blocks every ReclaimPod until release is closed.
+type blockingReclaimer struct{ release chan struct{} }
+
+func (b *blockingReclaimer) ReclaimPod(context.Context, string, int64) (int64, error) {
+	<-b.release
+	return 1 << 20, nil
+}
+
+func TestAReclaimBlockedInTheKernelFailsAfterTheWaitAndBlocksNoSync(t *testing.T) {
+	h := newHarness(t, nil)
+	b := &blockingReclaimer{release: make(chan struct{})}
+	h.agent.Reclaimer = b
+	h.agent.init()
+	plan := policy.Plan{Reclaims: []policy.ReclaimRequest{{Signal: signal.AllocatableMemoryAvailable,
+		Pod: policy.PodRef{Namespace: "default", Name: "a", UID: "uid-a"}, Bytes: 100 << 20}}}
+	done := make(chan []policy.ReclaimOutcome, 1)
+	go func() { done <- h.agent.reclaim(context.Background(), plan) }()
+	for !h.clock.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	h.clock.Step(reclaimWait)
+	got := <-done
+	if len(got) != 1 || !strings.Contains(got[0].Err, "still running after 3s") {
+		t.Fatalf("outcomes %+v, want one failed after %s", got, reclaimWait)
+	}
+	// The write still runs: the next plan's reclaim is not started beside it.
+	if again := h.agent.reclaim(context.Background(), plan); len(again) != 1 || !strings.Contains(again[0].Err, "still running in the kernel") {
+		t.Errorf("while the first runs: %+v, want a refusal", again)
+	}
+	close(b.release)
+	for h.agent.st.reclaiming.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if again := h.agent.reclaim(context.Background(), plan); len(again) != 1 || again[0].Err != "" {
+		t.Errorf("after it returned: %+v, want a reclaim", again)
+	}
 }
