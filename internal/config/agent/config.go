@@ -67,6 +67,7 @@ type Config struct {
 	KubeletConfigRefresh   time.Duration // 0 = only at start
 	Notifiers              NotifierConfig
 	Ladder                 LadderConfig
+	Reclaim                ReclaimConfig
 	MaxEvictionsPerMinute  int
 	LoopBreaker            LoopBreakerConfig
 	DryRun                 bool
@@ -89,6 +90,22 @@ type LadderConfig struct {
 	PDBFallbackWait time.Duration
 	AllowDelete     bool
 	AllowCgroupKill bool
+}
+
+// ReclaimConfig is the reclaim rung's switch and the only cgroup tree it may write to.
+type ReclaimConfig struct {
+	Enabled bool
+	// Root is CgroupRoot joined with reclaim.podsCgroup ("" when off): reclaim.Reclaimer's Root.
+	Root string
+}
+
+// Unavailable says why the agent cannot reclaim, or "" when it can: what the agent reports (and explain
+// shows) when reclaim would have avoided an eviction.
+func (r ReclaimConfig) Unavailable() string {
+	if !r.Enabled {
+		return "reclaim unavailable: reclaim.enabled is false (the chart's agent.reclaim.enabled mounts the writable pods cgroup)"
+	}
+	return ""
 }
 
 // LoopBreakerConfig is the ledger, the avoidances and the pressure taint.
@@ -129,6 +146,7 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 		Ladder: LadderConfig{PDBFallbackWait: c.Eviction.PDBFallbackWait.Duration,
 			AllowDelete: *c.Eviction.AllowDelete, AllowCgroupKill: *c.Eviction.AllowCgroupKill},
 		MaxEvictionsPerMinute: int(*c.MaxEvictionsPerMinute),
+		Reclaim:               convertReclaim(c),
 		LoopBreaker:           convertLoopBreaker(c.LoopBreaker),
 		DryRun:                *c.DryRun,
 		MetricsBindAddress:    *c.MetricsBindAddress, HealthProbeBindAddress: *c.HealthProbeBindAddress,

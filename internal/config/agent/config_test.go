@@ -85,6 +85,7 @@ func TestValidFiles(t *testing.T) {
 		PollMaxInterval: 2 * time.Second, PollRampRate: 1 << 30}
 	full.Ladder = LadderConfig{AllowDelete: true, AllowCgroupKill: true}
 	full.MaxEvictionsPerMinute = 30
+	full.Reclaim = ReclaimConfig{Enabled: true, Root: "/host/sys/fs/cgroup/memory/kubepods.slice"}
 	full.LoopBreaker = LoopBreakerConfig{Enabled: true, TaintKey: "example.com/evicting", TaintHysteresis: 30 * time.Second,
 		Window: 30 * time.Minute, Cooldown: 15 * time.Minute, LoopEvictions: 3, LoopCooldown: time.Hour,
 		AvoidanceNamespace: "pressure-system", AvoidanceNamePrefix: "pressure-agent-avoid-"}

@@ -113,6 +113,11 @@ func SetDefaults(c *AgentConfiguration) {
 	setDuration(&c.Eviction.PDBFallbackWait, DefaultPDBFallbackWait)
 	setBool(&c.Eviction.AllowDelete, DefaultAllowDelete)
 	setBool(&c.Eviction.AllowCgroupKill, DefaultAllowCgroupKill)
+	if c.Reclaim == nil {
+		c.Reclaim = &Reclaim{}
+	}
+	setBool(&c.Reclaim.Enabled, false)
+	setString(&c.Reclaim.PodsCgroup, "")
 	if c.MaxEvictionsPerMinute == nil {
 		c.MaxEvictionsPerMinute = i32(DefaultMaxEvictionsPerMinute)
 	}

@@ -54,6 +54,9 @@ type AgentConfiguration struct {
 	Notifiers *Notifiers `json:"notifiers,omitempty"`
 	// Eviction configures the escalation ladder.
 	Eviction *Eviction `json:"eviction,omitempty"`
+	// Reclaim configures the reclaim rung: asking the kernel to reclaim a pod's page cache instead of
+	// evicting it. Off by default: it needs a writable pods cgroup (the chart's agent.reclaim).
+	Reclaim *Reclaim `json:"reclaim,omitempty"`
 	// MaxEvictionsPerMinute bounds the evictions the agent requests in any sliding minute.
 	MaxEvictionsPerMinute *int32 `json:"maxEvictionsPerMinute,omitempty"`
 	// LoopBreaker configures the eviction-loop ledger and its node taint.
@@ -117,6 +120,16 @@ type Eviction struct {
 	// AllowCgroupKill lets hard evictions SIGKILL the pod's processes on the node when the API server
 	// cannot be reached.
 	AllowCgroupKill *bool `json:"allowCgroupKill,omitempty"`
+}
+
+// Reclaim configures the reclaim rung (internal/reclaim).
+type Reclaim struct {
+	// Enabled lets the agent write to the pods cgroup's memory files (memory.reclaim on cgroup v2,
+	// memory.limit_in_bytes lowered and restored on v1).
+	Enabled *bool `json:"enabled,omitempty"`
+	// PodsCgroup is the pods cgroup below CgroupRoot under which every write lies, e.g.
+	// "memory/kubepods.slice" (v1) or "kubepods.slice" (v2). Required when Enabled.
+	PodsCgroup *string `json:"podsCgroup,omitempty"`
 }
 
 // LoopBreaker configures the eviction ledger, the per-workload avoidance and the pressure taint.

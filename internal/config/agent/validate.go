@@ -77,6 +77,7 @@ func Validate(c *AgentConfiguration, file string) error {
 	n := *c.MaxEvictionsPerMinute
 	v.check(n >= 1 && n <= maxEvictionsPerMinute, "maxEvictionsPerMinute", n,
 		fmt.Sprintf("must be between 1 and %d", maxEvictionsPerMinute))
+	v.reclaim(c.Reclaim)
 	v.loopBreaker(c.LoopBreaker)
 	v.Address("metricsBindAddress", *c.MetricsBindAddress, false)
 	v.Address("healthProbeBindAddress", *c.HealthProbeBindAddress, false)
