@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,6 +144,29 @@ func TestReclaimV1DropsPageCacheWhileTheTaskRuns(t *testing.T) {
 	}
 	if got, err := cgrouptest.ReadUint(filepath.Join(dir, "memory.limit_in_bytes")); err != nil || got != limit {
 		t.Errorf("memory.limit_in_bytes = %d, %v after the reclaim; want the limit %d restored", got, err, limit)
+	}
+}
+
+// A timeout in the middle of the steps stops them and still restores the limit.
+func TestReclaimV1RestoresTheLimitWhenTheTimeoutStopsIt(t *testing.T) {
+	const limit = 1 << 30
+	root, dir := v1Cgroup(t, limit)
+	file := cacheFile(t, 300*mib)
+	cmd := holder(t, dir, file)
+	r := &Reclaimer{Root: root, Chunk: 256 << 10, Timeout: time.Millisecond}
+	res := r.Reclaim(context.Background(), dir, 200*mib)
+	t.Logf("stopped after %s: freed %d MiB of 200, partial %v, err %v", res.Took, res.Freed/mib, res.Partial, res.Err)
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !res.Partial {
+		t.Fatalf("Reclaim = %+v, want a partial result stopped by the deadline", res)
+	}
+	if res.Freed >= 200*mib {
+		t.Errorf("freed %d MiB: the timeout did not stop the steps", res.Freed/mib)
+	}
+	if got, err := cgrouptest.ReadUint(filepath.Join(dir, "memory.limit_in_bytes")); err != nil || got != limit {
+		t.Errorf("memory.limit_in_bytes = %d, %v after the timeout; want the limit %d restored", got, err, limit)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the holder is gone: %v", err)
 	}
 }
 
