@@ -13,8 +13,9 @@ import (
 
 // In the cgroup v2 guest of test/vm (no disk, no swap: every page there is anonymous or shmem), a
 // reclaim of a cgroup holding only anonymous memory meets the kernel's EAGAIN from memory.reclaim: a
-// partial result, not an error, and nothing is killed. It runs only in the guest (go test ./test/vm
-// -run TestGuest); on the host V2Root skips.
+// partial result, not an error, and nothing is killed. It runs only in the guest; on the host V2Root
+// skips. Not yet listed in test/vm's guestSuites: in the guest the write blocked past the 3 minute test
+// timeout (see doc.go), the finding this test exists to pin down.
 func TestReclaimRealV2AnonymousMemoryIsAPartialResultNotAFailure(t *testing.T) {
 	root := cgrouptest.V2Root(t)
 	dir := cgrouptest.NewV2Cgroup(t, root, "pressure-reclaim")

@@ -31,8 +31,6 @@ var guestSuites = []guestSuite{
 		"TestKillerKillsAProcessTreeOnTheRealV2Hierarchy"}},
 	{"./internal/cli", "^TestExplainLocalOnARealV2Node", []string{
 		"TestExplainLocalOnARealV2NodeMatchesTheKubeletFormula"}},
-	{"./internal/reclaim", "RealV2", []string{
-		"TestReclaimRealV2AnonymousMemoryIsAPartialResultNotAFailure"}},
 }
 
 // TestGuestRunsTheRealCgroupV2Tests builds the packages' test binaries statically, boots one guest for
