@@ -15,6 +15,12 @@
 // The lowered limit never goes below rss + unevictable + Margin, so a task that allocates during the
 // window finds at least Margin of room before it would meet the limit.
 //
+// Timeout and the context are checked between kernel writes only: one write is a blocking system call.
+// In the test/vm guest (TCG, no swap) a 16 MiB write to memory.reclaim of a cgroup holding only anonymous
+// memory did not return within 3 minutes (TestReclaimRealV2AnonymousMemoryIsAPartialResultNotAFailure,
+// not yet in test/vm's guest suites for that reason): before the agent calls this on v2, the write must
+// be interruptible (the kernel returns EINTR on a pending signal) or kept to a small Chunk.
+//
 // Every call is bounded: at most MaxBytes, at most Timeout, at most once per MinInterval per cgroup, and
 // refused while the cgroup thrashes (v2 memory.pressure "some" avg10 at or above MaxSomeAvg10, or the
 // caller's Thrashing hook). Freed is measured from the cgroup's usage and memory.stat before and after.
