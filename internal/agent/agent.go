@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,6 +93,8 @@ type Agent struct {
 	Ladder         evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
+	// Reclaimer carries out the reclaim rung of policy reclaim-aware (reclaim.go); nil: unavailable.
+	Reclaimer podReclaimer
 	// Events records node events; nil records nothing.
 	Events nodeEvents
 	// Breaker is the loop breaker; nil disables it.
@@ -124,7 +127,11 @@ type loopState struct {
 	policy policy.State
 	// outcomes are what happened to the last plan's actions, fed into the next step.
 	outcomes []policy.Outcome
-	started  bool
+	// reclaims are what the last plan's reclaims did, fed into the next step; reclaiming is true while
+	// a reclaim runs (it may outlive the sync that started it: reclaim.go).
+	reclaims   []policy.ReclaimOutcome
+	reclaiming atomic.Bool
+	started    bool
 	// semanticsWarned is the kubelet version whose semantics warning was last logged.
 	semanticsWarned string
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.

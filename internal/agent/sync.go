@@ -56,7 +56,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	}
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
-	a.st.policy, a.st.outcomes = next, nil
+	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
 	res.Plan, res.Observed, res.Pressure = plan, plan.Observed, len(plan.Pressure) > 0
 	if plan.Observed {
 		a.st.watch = plan.Watch
@@ -78,6 +78,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 			a.breaker(ctx, now, plan, pods)
 		}
 	}()
+	a.st.reclaims = a.reclaim(ctx, plan) // before any eviction of the plan
 	res.Actions = a.act(ctx, plan, byUID)
 	<-breaking
 	if a.Rearm != nil {
@@ -131,7 +132,7 @@ func (a *Agent) listPods() []*corev1.Pod {
 // the API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
 	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes,
-		KubeletSemantics: a.kubeletSemantics()}
+		KubeletSemantics: a.kubeletSemantics(), ReclaimUnavailable: a.reclaimUnavailable(), Reclaims: a.st.reclaims}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed

@@ -32,6 +32,7 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	ps := &Pressure{Settings: settings.Source, Policy: string(plan.Policy), ThresholdsMet: []string{}, NodeConditions: []string{},
 		Victims: []AgentVictim{}, Differences: []string{}}
 	ps.Reclaim = agentReclaim(plan.Reclaim)
+	ps.ReclaimActions = agentReclaimActions(plan)
 	ps.Thresholds = agentThresholds(derived, plan.Thresholds, settings.Config, reclaimObservations(in.Snapshot.Observations, plan.Reclaim),
 		plan.Headroom)
 	for _, sp := range plan.Pressure {

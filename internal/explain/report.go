@@ -251,6 +251,10 @@ type Pressure struct {
 	// Reclaim is, for policy reclaim-aware, each memory signal by the working set and by the
 	// non-reclaimable estimate, and what the agent acts on.
 	Reclaim []AgentReclaim `json:"reclaim,omitempty"`
+	// ReclaimActions are, for policy reclaim-aware, the reclaims of page cache the agent would ask for
+	// instead of evicting (the reclaim rung, reclaim.action.enabled), or, with the rung off, the ones that
+	// would have avoided the eviction.
+	ReclaimActions []AgentReclaimAction `json:"reclaimActions,omitempty"`
 	// Thresholds are the agent's thresholds, one per configured kubelet threshold, in the same order.
 	Thresholds []AgentThreshold `json:"thresholds"`
 	// ThresholdsMet are the signals the agent's thresholds put under pressure.

@@ -32,16 +32,21 @@ func Step(prev State, in Input) (State, Plan) {
 	kc := st.kubeletThresholds(in.Kubelet, in.Snapshot.Filesystems, &p)
 	snap, pods := in.Snapshot, sortedPods(in.Pods)
 	var ws map[string]int64
+	var ests []podReclaim
+	raw := pods
 	if cfg.Policy == ReclaimAware {
-		raw := pods
-		snap, pods = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, &p)
-		ws = workingSets(p.Reclaim, raw)
+		snap, pods, ests = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, rungOff(cfg, in) == "", &p)
 	}
 	st.forget(in.Now, pods, cfg)
 	st.adopt(in.Now, pods, in.InFlight, cfg)
 	falls := st.fallsNow(snap)
 	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
 	p.Thresholds = st.leadRaise(p.Thresholds, snap, falls, cfg, &p)
+	if cfg.Policy == ReclaimAware {
+		snap = st.reclaimRung(in.Now, in, snap, ests, cfg, &p)
+		ws = workingSets(p.Reclaim, raw)
+		falls = st.fallsNow(snap) // the next step's lead compares with what this one acted on
+	}
 	for _, n := range p.Headroom {
 		if n.Withheld != "" {
 			p.tr().add(KindHeadroom, string(n.Signal), idString(p.Thresholds, n.Threshold)+": no headroom: "+n.Withheld)
