@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -20,16 +19,17 @@ type podReclaimer interface {
 }
 
 // cgroupReclaimer is the podReclaimer of the node's cgroup tree, through internal/reclaim. The UID only
-// selects among the listed pod cgroups (as cgroupkill.Killer.KillPod does).
+// selects among the listed pod cgroups (cgroupfs.Layout.PodDirs, as cgroupkill.Killer.KillPod does).
 type cgroupReclaimer struct {
 	Layout cgroupfs.Layout
 	R      *reclaim.Reclaimer
 }
 
-// newCgroupReclaimer bounds the writes to the layout's pods cgroup and the rung's own bound per sync.
+// newCgroupReclaimer bounds the writes to the layout's pods cgroup, the rung's own bound per sync and
+// its rate (reclaim.action.minInterval: the mechanism's own rate bound is the policy's, not a second one).
 func newCgroupReclaimer(l cgroupfs.Layout, action policy.ReclaimAction) *cgroupReclaimer {
 	return &cgroupReclaimer{Layout: l, R: &reclaim.Reclaimer{Root: filepath.Join(l.Memory, l.PodsCgroup),
-		MaxBytes: action.MaxBytes}}
+		MaxBytes: action.MaxBytes, MinInterval: action.MinInterval}}
 }
 
 // ReclaimPod implements podReclaimer. A partial reclaim (the kernel reclaimed less than asked) is a
@@ -37,20 +37,11 @@ func newCgroupReclaimer(l cgroupfs.Layout, action policy.ReclaimAction) *cgroupR
 func (c *cgroupReclaimer) ReclaimPod(ctx context.Context, uid string, bytes int64) (int64, error) {
 	dir := filepath.Join(c.Layout.Memory, c.Layout.PodsCgroup)
 	if uid != "" {
-		cgs, err := c.Layout.PodCgroups()
+		dirs, err := c.Layout.PodDirs(uid)
 		if err != nil {
-			return 0, fmt.Errorf("list pod cgroups: %w", err)
+			return 0, err
 		}
-		dir = ""
-		for _, cg := range cgs {
-			if cg.UID == uid {
-				dir = filepath.Join(c.Layout.Memory, cg.Rel)
-				break
-			}
-		}
-		if dir == "" {
-			return 0, fmt.Errorf("no cgroup of pod %s below %s: %w", uid, filepath.Join(c.Layout.Memory, c.Layout.PodsCgroup), fs.ErrNotExist)
-		}
+		dir = dirs[0]
 	}
 	res := c.R.Reclaim(ctx, dir, bytes)
 	if res.Partial && res.Err == nil {

@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -104,7 +100,7 @@ func TestCgroupReclaimerFreesAPodsPageCacheOnTheRealController(t *testing.T) {
 	if err := cgrouptest.Mkdir(pod, 1<<30); err != nil {
 		t.Fatal(err)
 	}
-	file := diskFile(t, 200<<20)
+	file := cgrouptest.CacheFile(t, 200<<20)
 	// The reader leaves the file's pages charged to the pod cgroup after it exits (cgroup v1).
 	cmd := exec.Command("sh", "-c", `echo $$ > "$1/cgroup.procs" && cat "$2" > /dev/null`, "sh", pod, file)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -129,28 +125,6 @@ func TestCgroupReclaimerFreesAPodsPageCacheOnTheRealController(t *testing.T) {
 	if _, err := r.ReclaimPod(context.Background(), "0000aaaa-0000-0000-0000-000000000002", 1<<20); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReclaimPod of an unlisted pod: %v, want an error wrapping fs.ErrNotExist", err)
 	}
-}
-
-// diskFile writes n random bytes to a file on the real disk under /var/tmp (tmpfs pages are shmem, not
-// reclaimable file pages) and drops it from the page cache.
-func diskFile(t *testing.T, n int64) string {
-	t.Helper()
-	f, err := os.CreateTemp("/var/tmp", "pressure-agent-reclaim-*.dat")
-	if err != nil {
-		testenv.SkipOrFail(t, "no real disk under /var/tmp: %v", err)
-	}
-	t.Cleanup(func() { os.Remove(f.Name()) })
-	defer f.Close()
-	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
-	return f.Name()
 }
 
 // blockingReclaimer blocks every ReclaimPod until release is closed.

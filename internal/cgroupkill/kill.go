@@ -46,25 +46,18 @@ func (k *Killer) KillPod(uid types.UID) (int, error) {
 	if !validUID(string(uid)) {
 		return 0, fmt.Errorf("kill pod %q: %w", uid, ErrBadPodUID)
 	}
-	cgs, err := k.Layout.PodCgroups()
+	dirs, err := k.Layout.PodDirs(string(uid))
 	if err != nil {
-		return 0, fmt.Errorf("list pod cgroups: %w", err)
+		return 0, err
 	}
-	total, found := 0, false
+	total := 0
 	var errs []error
-	for _, cg := range cgs {
-		if cg.UID != string(uid) {
-			continue
-		}
-		found = true
-		n, err := k.Kill(filepath.Join(k.Layout.Memory, cg.Rel))
+	for _, dir := range dirs {
+		n, err := k.Kill(dir)
 		total += n
 		if err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if !found {
-		return 0, fmt.Errorf("no cgroup of pod %s below %s: %w", uid, filepath.Join(k.Layout.Memory, k.Layout.PodsCgroup), fs.ErrNotExist)
 	}
 	return total, errors.Join(errs...)
 }

@@ -78,13 +78,19 @@ func (st *State) bound(c rank.Candidate, since time.Time, origin string) flight 
 			f.disk[sig] = u
 		}
 	}
-	if c.Stats != nil && c.Stats.MemoryWorkingSet != nil {
-		f.memory, f.memKnown = int64(*c.Stats.MemoryWorkingSet), true
-	}
+	f.memory, f.memKnown = workingSet(c)
 	if c.Stats != nil && c.Stats.ThreadCount != nil {
 		f.pids, f.pidKnown = int64(*c.Stats.ThreadCount), true
 	}
 	return f
+}
+
+// workingSet is the candidate's measured memory working set, if it has one.
+func workingSet(c rank.Candidate) (int64, bool) {
+	if c.Stats == nil || c.Stats.MemoryWorkingSet == nil {
+		return 0, false
+	}
+	return int64(*c.Stats.MemoryWorkingSet), true
 }
 
 // credit returns the in-flight pods' credits, by pod: what each had when its flight started, or what it

@@ -27,11 +27,11 @@ func (st *State) see(now time.Time, pods []Pod, raw signal.Snapshot) {
 		if !ok || !f.memKnown {
 			continue
 		}
-		cur := st.bound(pod.Candidate, now, "")
-		if !cur.memKnown {
+		ws, ok := workingSet(pod.Candidate)
+		if !ok {
 			continue
 		}
-		c := min(f.memory, cur.memory)
+		c := min(f.memory, ws)
 		f.seen = seenMemory{known: true, at: now, measured: c}.update(c, raw)
 		st.flights[pod.Candidate.UID] = f
 	}

@@ -3,10 +3,8 @@ package reclaim
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,37 +20,6 @@ import (
 )
 
 const mib = 1 << 20
-
-// cacheFile writes n bytes of random data to a file on the real disk under /var/tmp (tmpfs pages are
-// shmem, not reclaimable file pages) and drops it from the page cache.
-func cacheFile(tb testing.TB, n int64) string {
-	tb.Helper()
-	f, err := os.CreateTemp("/var/tmp", "pressure-reclaim-*.dat")
-	if err != nil {
-		testenv.SkipOrFail(tb, "no real disk under /var/tmp: %v", err)
-	}
-	tb.Cleanup(func() { os.Remove(f.Name()) })
-	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		tb.Fatal(err)
-	}
-	dropCache(tb, f.Name())
-	return f.Name()
-}
-
-func dropCache(tb testing.TB, path string) {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // v1Cgroup creates a test cgroup under a test root on the host's v1 memory controller.
 func v1Cgroup(tb testing.TB, limit int64) (root, dir string) {
@@ -118,7 +85,7 @@ func oomKills(tb testing.TB, dir string) string {
 func TestReclaimV1DropsPageCacheWhileTheTaskRuns(t *testing.T) {
 	const limit = 1 << 30
 	root, dir := v1Cgroup(t, limit)
-	file := cacheFile(t, 300*mib)
+	file := cgrouptest.CacheFile(t, 300*mib)
 	cmd := holder(t, dir, file)
 	r := &Reclaimer{Root: root}
 	res := r.Reclaim(context.Background(), dir, 200*mib)
@@ -151,7 +118,7 @@ func TestReclaimV1DropsPageCacheWhileTheTaskRuns(t *testing.T) {
 func TestReclaimV1RestoresTheLimitWhenTheTimeoutStopsIt(t *testing.T) {
 	const limit = 1 << 30
 	root, dir := v1Cgroup(t, limit)
-	file := cacheFile(t, 300*mib)
+	file := cgrouptest.CacheFile(t, 300*mib)
 	cmd := holder(t, dir, file)
 	r := &Reclaimer{Root: root, Chunk: 256 << 10, Timeout: time.Millisecond}
 	res := r.Reclaim(context.Background(), dir, 200*mib)
@@ -220,7 +187,7 @@ func BenchmarkReclaimV1(b *testing.B) {
 
 func benchV1(b *testing.B, reclaim func(root, dir string) (int64, error)) {
 	root, dir := v1Cgroup(b, 1<<30)
-	file := cacheFile(b, 300*mib)
+	file := cgrouptest.CacheFile(b, 300*mib)
 	holder(b, dir, file)
 	var took, cpu, reread time.Duration
 	var freed, refaults int64

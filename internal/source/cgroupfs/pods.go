@@ -69,6 +69,26 @@ func (l Layout) PodCgroups() ([]PodCgroup, error) {
 	return out, nil
 }
 
+// PodDirs returns the absolute directories of pod uid's cgroups (usually one; two while the kubelet
+// moves a pod between QoS classes), found by listing (PodCgroups), never built from the UID, so no value
+// can steer a caller into another cgroup. A UID with no listed cgroup is an error wrapping fs.ErrNotExist.
+func (l Layout) PodDirs(uid string) ([]string, error) {
+	cgs, err := l.PodCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("list pod cgroups: %w", err)
+	}
+	var dirs []string
+	for _, cg := range cgs {
+		if cg.UID == uid {
+			dirs = append(dirs, filepath.Join(l.Memory, cg.Rel))
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no cgroup of pod %s below %s: %w", uid, filepath.Join(l.Memory, l.PodsCgroup), fs.ErrNotExist)
+	}
+	return dirs, nil
+}
+
 // podUID extracts the pod UID from a directory name such as "pod<uid>" or
 // "kubepods-burstable-pod<uid_with_underscores>.slice".
 func podUID(e fs.DirEntry, prefix, suffix string, d Driver) (string, bool) {
