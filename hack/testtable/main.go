@@ -29,6 +29,13 @@ type result struct {
 	action  string // pass, fail or skip
 	elapsed time.Duration
 	waits   waits
+	tests   []testTime // its top-level tests that passed or failed
+}
+
+// testTime is one top-level test's outcome and run time.
+type testTime struct {
+	name, action string
+	elapsed      time.Duration
 }
 
 func main() {
@@ -77,6 +84,7 @@ func (h *heldOutput) take(top string, all bool) string {
 func run(in io.Reader, out io.Writer) ([]result, error) {
 	held := map[string]*heldOutput{}
 	waited := map[string]waits{}
+	tests := map[string][]testTime{}
 	var results []result
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
@@ -94,6 +102,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 		top := !strings.Contains(e.Test, "/")
 		if e.Action == "output" {
 			waited[e.Package] = waited[e.Package].add(e.Output)
+		}
+		if top && e.Test != "" && (e.Action == "pass" || e.Action == "fail") {
+			tests[e.Package] = append(tests[e.Package], testTime{e.Test, e.Action, seconds(e.Elapsed)})
 		}
 		switch {
 		case e.Action == "build-output":
@@ -118,13 +129,16 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 				fmt.Fprint(out, h.take("", true))
 			}
 			delete(held, e.Package)
-			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: time.Duration(e.Elapsed * float64(time.Second)),
-				waits: waited[e.Package]})
+			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: seconds(e.Elapsed),
+				waits: waited[e.Package], tests: tests[e.Package]})
 			delete(waited, e.Package)
+			delete(tests, e.Package)
 		}
 	}
 	return results, sc.Err()
 }
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // writeTable prints the packages that ran tests by wall time, longest first (then by name), and the sum.
 func writeTable(w io.Writer, results []result) {
@@ -146,4 +160,32 @@ func writeTable(w io.Writer, results []result) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
+	writeSlowest(w, rs)
+}
+
+// slowestShown is how many of the longest top-level tests writeSlowest lists: where the time goes.
+const slowestShown = 15
+
+// writeSlowest prints the longest top-level tests of all packages, longest first (then by package and name).
+func writeSlowest(w io.Writer, rs []result) {
+	type row struct {
+		pkg string
+		testTime
+	}
+	var all []row
+	for _, r := range rs {
+		for _, t := range r.tests {
+			all = append(all, row{r.pkg, t})
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	slices.SortFunc(all, func(a, b row) int {
+		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg, b.pkg), strings.Compare(a.name, b.name))
+	})
+	fmt.Fprintf(w, "\nSLOWEST TESTS (top-level, longest first; %d of %d)\n", min(slowestShown, len(all)), len(all))
+	for _, t := range all[:min(slowestShown, len(all))] {
+		fmt.Fprintf(w, "  %9s  %-4s  %s %s\n", t.elapsed.Round(100*time.Millisecond), t.action, t.pkg, t.name)
+	}
 }

@@ -97,10 +97,13 @@ func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
 	var table bytes.Buffer
 	writeTable(&table, results)
 	for _, want := range []string{"fail  example.com/m/bad", "pass  example.com/m/good  (waited for node lock 2m0s, control plane start 1.5s)",
-		"sum over 2 packages"} {
+		"sum over 2 packages", "SLOWEST TESTS (top-level, longest first; 3 of 3)", "example.com/m/bad TestBad\n"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
+	}
+	if strings.Contains(table.String(), "TestSkipped") || strings.Contains(table.String(), "TestBad/sub") {
+		t.Errorf("slowest tests list a skipped test or a subtest:\n%s", table.String())
 	}
 	if strings.Contains(table.String(), "example.com/m/none") {
 		t.Errorf("table lists the package without tests:\n%s", table.String())
