@@ -60,17 +60,21 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 	)
 }
 
-func startContainerd(ctx context.Context, opts NodeOptions, lock *os.File, timeout time.Duration) (*Process, error) {
+func startContainerd(ctx context.Context, opts NodeOptions, lock *os.File, timeout time.Duration) (_ *Process, err error) {
 	cfg := filepath.Join(opts.Dir, "containerd.toml")
-	if err := os.WriteFile(cfg, []byte(containerdConfig(opts)), 0o644); err != nil {
-		return nil, fmt.Errorf("write containerd config: %w", err)
-	}
-	bin, err := exec.LookPath("containerd")
-	if err != nil {
+	config, bin, env := containerdConfig(opts), "", []string(nil)
+	if c := opts.Containerd2; c != nil {
+		// Its own runc shim first in PATH: containerd starts containerd-shim-runc-v2 from PATH.
+		config, bin = containerd2Config(opts), filepath.Join(c.Dir, "containerd")
+		env = []string{"PATH=" + c.Dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	} else if bin, err = exec.LookPath("containerd"); err != nil {
 		return nil, fmt.Errorf("containerd: %w", err)
 	}
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		return nil, fmt.Errorf("write containerd config: %w", err)
+	}
 	p, err := startProcess("containerd", filepath.Join(opts.Dir, "containerd.log"),
-		[]string{bin, "--config", cfg, "--log-level", "info"}, nil, lock)
+		[]string{bin, "--config", cfg, "--log-level", "info"}, env, lock)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +89,23 @@ func startContainerd(ctx context.Context, opts NodeOptions, lock *os.File, timeo
 	return p, err
 }
 
-// importImages runs `ctr -n k8s.io images import` for each image tarball.
-func importImages(ctx context.Context, sock string, imgs []images.Image, logPath string) error {
+// ctrPath is the ctr of the node's containerd: containerd 2's own, or the one in PATH.
+func ctrPath(c *Containerd2) (string, error) {
+	if c != nil {
+		return filepath.Join(c.Dir, "ctr"), nil
+	}
 	bin, err := exec.LookPath("ctr")
 	if err != nil {
-		return fmt.Errorf("ctr: %w", err)
+		return "", fmt.Errorf("ctr: %w", err)
+	}
+	return bin, nil
+}
+
+// importImages runs `ctr -n k8s.io images import` for each image tarball.
+func importImages(ctx context.Context, c *Containerd2, sock string, imgs []images.Image, logPath string) error {
+	bin, err := ctrPath(c)
+	if err != nil {
+		return err
 	}
 	for _, img := range imgs {
 		cmd := exec.CommandContext(ctx, bin, "--address", sock, "-n", "k8s.io", "images", "import", img.Tarball)

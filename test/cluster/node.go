@@ -48,6 +48,9 @@ type NodeOptions struct {
 	// containers' writable layers: imagefs and containerfs) on a loop-mounted filesystem of its own, so
 	// image-filesystem pressure is real and fast to reach.
 	ContainerdRootFS *LoopFS
+	// Containerd2, if set, runs the node on containerd 2 (BuildContainerd2) instead of the containerd
+	// in PATH (Debian's 1.6): the runtime that can mount volumes recursively read-only.
+	Containerd2 *Containerd2
 	// StartTimeout bounds the wait for containerd and for the node to become Ready (default 2m).
 	StartTimeout time.Duration
 	// Progress receives the lines of a wait for the node lock: at once (who holds it, how to stop
@@ -64,14 +67,15 @@ const lastNodeFile = "/run/pressure-node.json"
 
 // Node is a running containerd and kubelet registered with a ControlPlane.
 type Node struct {
-	cp         *ControlPlane
-	name       string
-	ip         net.IP
-	lock       *os.File
-	clean      NodeCleanup
-	configPath string
-	containerd *Process
-	kubelet    *Process
+	cp          *ControlPlane
+	name        string
+	ip          net.IP
+	lock        *os.File
+	clean       NodeCleanup
+	configPath  string
+	containerd  *Process
+	containerd2 *Containerd2 // nil: the containerd in PATH
+	kubelet     *Process
 }
 
 // StartNode waits for the machine-wide node lock, cleans up leftovers of a crashed node,
@@ -82,7 +86,7 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	if err := opts.defaults(cp); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
-	n := &Node{cp: cp, name: opts.Name}
+	n := &Node{cp: cp, name: opts.Name, containerd2: opts.Containerd2}
 	began := time.Now()
 	if n.lock, err = acquireLock(ctx, opts.LockPath, opts.Progress, lockProgressEvery); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
@@ -140,7 +144,7 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	if n.containerd, err = startContainerd(ctx, opts, n.lock, timeout); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
-	if err := importImages(ctx, containerdSocket(opts.Dir), opts.Images, filepath.Join(opts.Dir, "ctr-import.log")); err != nil {
+	if err := importImages(ctx, opts.Containerd2, containerdSocket(opts.Dir), opts.Images, filepath.Join(opts.Dir, "ctr-import.log")); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	route, err := newAPIRoute(opts.Bridge, cp.Server(), cp.serviceRange)
@@ -223,7 +227,7 @@ func (n *Node) ContainerdRoot() string { return filepath.Join(n.clean.Dir, "cont
 
 // ImportImage imports an OCI image tarball into the node's containerd (namespace k8s.io), unpacked.
 func (n *Node) ImportImage(ctx context.Context, name, tarball string) error {
-	return importImages(ctx, n.ContainerdSocket(), []images.Image{{Name: name, Tarball: tarball}},
+	return importImages(ctx, n.containerd2, n.ContainerdSocket(), []images.Image{{Name: name, Tarball: tarball}},
 		filepath.Join(n.clean.Dir, "ctr-import.log"))
 }
 
@@ -236,7 +240,7 @@ func (n *Node) PodsCgroup() string { return n.clean.PodsCgroup }
 // ImportImages imports more image tarballs into the node's containerd (namespace k8s.io), e.g.
 // images built after the node started.
 func (n *Node) ImportImages(ctx context.Context, imgs []images.Image) error {
-	return importImages(ctx, n.ContainerdSocket(), imgs, filepath.Join(n.clean.Dir, "ctr-import.log"))
+	return importImages(ctx, n.containerd2, n.ContainerdSocket(), imgs, filepath.Join(n.clean.Dir, "ctr-import.log"))
 }
 
 // PodsMemoryCgroupDir is the pods cgroup in the cgroup v1 memory hierarchy,

@@ -143,3 +143,35 @@ func Node(t testing.TB, cp *cluster.ControlPlane, opts cluster.NodeOptions) *clu
 	})
 	return n
 }
+
+// Containerd2 finds the containerd 2 build (hack/build-containerd.sh), building it under CI=true or
+// PRESSURE_BUILD=1 (a few minutes the first time), and skips otherwise with how to build it.
+func Containerd2(t testing.TB) *cluster.Containerd2 {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	repo, err := cluster.RepoRoot(wd)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	c, err := cluster.FindContainerd2(ctx, repo)
+	if err == nil {
+		return &c
+	}
+	if !errors.Is(err, cluster.ErrNotBuilt) {
+		t.Fatalf("find containerd 2: %v", err)
+	}
+	if !InCI() && os.Getenv("PRESSURE_BUILD") != "1" {
+		t.Skipf("skipping: %v; build it with `hack/build-containerd.sh` (a few minutes cold) "+
+			"or set PRESSURE_BUILD=1 to build from the test", err)
+	}
+	t.Logf("%v; running hack/build-containerd.sh", err)
+	if c, err = cluster.BuildContainerd2(ctx, repo, os.Stderr); err != nil {
+		t.Fatalf("build containerd 2: %v", err)
+	}
+	return &c
+}
