@@ -44,7 +44,11 @@ func TestReclaimRungReclaimsTheCacheWhereTheBackstopWouldEvict(t *testing.T) {
 	t.Logf("reader: %s", waitPasses(ctx, t, e, ns, "reader", 2))
 	time.Sleep(30 * time.Second) // the agent's syncs, many times over
 	o := observe(ctx, t, e, ns, created, mark, ooms)
-	reclaims := reclaimLines(t, a.logPath)
+	log, err := os.ReadFile(a.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reclaims := reclaimLines(string(log))
 	t.Logf("file %dMi: %s; %s; reclaims: %s", size/mib, o, s, strings.Join(reclaims, "; "))
 	if len(o.agentEvicted)+len(o.kubeletEvicted) != 0 {
 		t.Errorf("evictions: %s; want none: the cache was reclaimed", o)
@@ -52,24 +56,24 @@ func TestReclaimRungReclaimsTheCacheWhereTheBackstopWouldEvict(t *testing.T) {
 	if o.ooms != 0 || len(o.oomKilled) != 0 {
 		t.Errorf("OOM kills: %s", o)
 	}
-	freed := false
-	for _, r := range reclaims {
-		freed = freed || strings.Contains(r, "reader") && !strings.Contains(r, "freed=0 ")
-	}
-	if !freed {
-		t.Errorf("no reclaim of the reader freed anything (agent log: %q)", reclaims)
-	}
+	requireFreed(t, reclaims, "reader")
 }
 
-// reclaimLines returns the agent log's reclaim lines as "target asked=N freed=N err=E".
-func reclaimLines(t *testing.T, path string) []string {
+// requireFreed fails t unless a reclaim of pod freed something.
+func requireFreed(t *testing.T, reclaims []string, pod string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	for _, r := range reclaims {
+		if strings.Contains(r, pod) && !strings.Contains(r, "freed=0 ") {
+			return
+		}
 	}
+	t.Errorf("no reclaim of %s freed anything (agent log: %q)", pod, reclaims)
+}
+
+// reclaimLines returns the reclaim lines of an agent log (JSON lines) as "target asked=N freed=N err=E".
+func reclaimLines(log string) []string {
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(log, "\n") {
 		var r struct {
 			Msg, Target, Err string
 			Asked, Freed     int64
