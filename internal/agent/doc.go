@@ -32,8 +32,8 @@
 // configuration before it touches anything, and its preflight (preflight.go) a kubelet configuration
 // file that is missing, empty or a directory: it logs the value to set, writes a KubeletConfigNotFound
 // Event on the Node and returns ErrKubeletFileMissing, rather than run on thresholds it cannot know. The
-// REST configuration, the /metrics and probe servers and
-// the command-line flags shared with pressure-janitor are internal/daemon's; health.go says what
+// REST configuration and the /metrics and probe servers are internal/daemon's, the command-line flags
+// shared with pressure-janitor internal/config/cmdline's; health.go says what
 // /healthz and /readyz mean here.
 //
 // What the shell still decides itself (issue 28 moves it into the policy): the escalation of one

@@ -6,21 +6,21 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
 // Overrides are pressure-agent's command-line flags. The caller owns the FlagSet (flags live in package
 // main); AddFlags only registers on it. A flag the user sets overrides the configuration file.
 type Overrides struct {
-	daemon.Flags
+	cmdline.Flags
 	NodeName      string
 	KubeletConfig string
 }
 
 // AddFlags registers the common daemon flags and the agent's own on fs.
 func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
-	o.Flags.AddFlags(fs, daemon.Usage{
+	o.Flags.AddFlags(fs, cmdline.Usage{
 		Config: "path of an " + agentcfg.Kind + " file (" + agentcfg.APIVersion + "); see docs/agent-config.md",
 		DryRun: "decide and report (\"would evict\" events), evict and taint nothing",
 	})

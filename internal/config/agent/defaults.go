@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
@@ -33,8 +33,8 @@ const (
 	DefaultLoopEvictions          = 2
 	DefaultLoopAvoidance          = 30 * time.Minute
 	DefaultAvoidanceNamePrefix    = "pressure-avoid-"
-	DefaultMetricsBindAddress     = daemon.DefaultMetricsBindAddress
-	DefaultHealthProbeBindAddress = daemon.DefaultHealthProbeBindAddress
+	DefaultMetricsBindAddress     = cmdline.DefaultMetricsBindAddress
+	DefaultHealthProbeBindAddress = cmdline.DefaultHealthProbeBindAddress
 	DefaultCgroupRoot             = "/sys/fs/cgroup"
 	DefaultProcRoot               = "/proc"
 	DefaultKubeletRootDir         = "/var/lib/kubelet"
