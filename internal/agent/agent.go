@@ -29,12 +29,12 @@ type Settings struct {
 	policy.Config
 }
 
-// DefaultSettings returns the defaults for node, with the trend kill's horizon set (DefaultConfig turns
-// it off, as eviction.allowCgroupKill does).
+// DefaultSettings returns DefaultConfig's settings for node with the trend kill's horizon set
+// (policy.DefaultKillLead; DefaultConfig turns it off, as eviction.allowCgroupKill does).
 func DefaultSettings(node string) Settings {
-	c := policy.DefaultConfig()
-	c.KillLead = policy.DefaultKillLead
-	return Settings{Node: node, SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute, Config: c}
+	s := DefaultConfig(node).Settings
+	s.KillLead = policy.DefaultKillLead
+	return s
 }
 
 // nodeReader reads the node (source.Node): its own signals first, then, when a decision could use them,

@@ -7,10 +7,6 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// agentPollDelta is the agent's poll wake-up on a change of the memory signals (agent.DefaultNotifiers;
-// not part of the configuration file).
-const agentPollDelta = 32 << 20
-
 // agentOptions sets up the run with pressure-agent: its configuration (the scenario's agent section,
 // --agent-config, or the defaults; --set agent.FIELD applied), defaulted and validated as the agent
 // does, drives policy.Step; kubelet is the kubelet's configuration before the containerfs derivation.
@@ -32,7 +28,7 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 	}
 	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), kubelet, o.KubeletSemantics)
 	n := cfg.Notifiers
-	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentPollDelta,
+	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentcfg.PollDelta,
 		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
 	o.AgentTaintKey = ""
 	if cfg.LoopBreaker.Enabled {
