@@ -21,7 +21,7 @@ import (
 type Settings struct {
 	// Node is the name of the node the agent runs on.
 	Node string
-	// SyncPeriod is the periodic full sync (default 10s).
+	// SyncPeriod is the periodic full sync (default agentcfg.DefaultSyncPeriod).
 	SyncPeriod time.Duration
 	// PodStatsMaxAge is how old the pods' stats may be on a sync far from every threshold
 	// (policy.State.PodStatsDue); 0 reads them on every sync, as the kubelet does.
