@@ -2,7 +2,6 @@ package cli
 
 import (
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/sim"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
@@ -32,10 +31,7 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
 	o.AgentTaintKey = ""
 	if cfg.LoopBreaker.Enabled {
-		o.AgentTaintKey = cfg.LoopBreaker.TaintKey
-		if o.AgentTaintKey == "" {
-			o.AgentTaintKey = loopbreaker.TaintKey
-		}
+		o.AgentTaintKey = cfg.LoopBreaker.TaintKey // defaulted and validated: never empty
 	}
 	in.notes = append(in.notes, "pressure-agent: "+origin+"; the simulated Eviction API accepts every request")
 	return nil
