@@ -34,7 +34,8 @@
 // Event on the Node and returns ErrKubeletFileMissing, rather than run on thresholds it cannot know. The
 // REST configuration and the /metrics and probe servers are internal/daemon's, the command-line flags
 // shared with pressure-janitor internal/config/cmdline's; health.go says what
-// /healthz and /readyz mean here.
+// /healthz and /readyz mean here. The configuration (flags, file, defaults, validation) is resolved by
+// internal/config/agent alone; FromConfig maps it onto Config and this package writes no default.
 //
 // What the shell still decides itself (issue 28 moves it into the policy): the escalation of one
 // eviction (actuate.Ladder: PDB wait, DELETE fallback, cgroup kill); which pods found only in the cgroup

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -242,5 +243,27 @@ func TestTheTemplateParserFindsNestedFields(t *testing.T) {
 		"procRoot", "reclaim.action.enabled"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("templatePaths = %v, want %v", got, want)
+	}
+}
+
+// TestTheChartsPortsAreTheDefaultAddresses: the chart writes metricsBindAddress and
+// healthProbeBindAddress from agent.ports; by default they are the configuration's own defaults.
+func TestTheChartsPortsAreTheDefaultAddresses(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(chartDir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ port, address string }{
+		{"metrics", DefaultMetricsBindAddress},
+		{"health", DefaultHealthProbeBindAddress},
+	} {
+		got := fmt.Sprintf(":%v", lookup(v, "agent", "ports", tc.port))
+		if got != tc.address {
+			t.Errorf("values.yaml agent.ports.%s gives %q, the configuration's default is %q", tc.port, got, tc.address)
+		}
 	}
 }
