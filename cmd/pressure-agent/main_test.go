@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kube-pressure/pressure/internal/daemon/daemontest"
+	"github.com/kube-pressure/pressure/internal/config/cmdline/cmdlinetest"
 )
 
 func TestBadConfigurationFailsBeforeTouchingAnything(t *testing.T) {
@@ -45,7 +45,7 @@ func TestBadLogLevelIsAnErrorNamingTheFlag(t *testing.T) {
 // daemon's test checks the same list), and the daemon's own flags are still there.
 func TestTakesTheCommonDaemonFlags(t *testing.T) {
 	fs := command().FlagSet()
-	daemontest.CheckCommonFlags(t, fs)
+	cmdlinetest.CheckCommonFlags(t, fs)
 	for _, name := range []string{"node-name", "kubelet-config"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("no --%s", name)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kube-pressure/pressure/internal/daemon/daemontest"
+	"github.com/kube-pressure/pressure/internal/config/cmdline/cmdlinetest"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -85,7 +85,7 @@ func TestEveryLogLineIsJSONIncludingClientGos(t *testing.T) {
 // daemon's test checks the same list), and the daemon's own flags are still there.
 func TestTakesTheCommonDaemonFlags(t *testing.T) {
 	fs := command().FlagSet()
-	daemontest.CheckCommonFlags(t, fs)
+	cmdlinetest.CheckCommonFlags(t, fs)
 	for _, name := range []string{"ttl", "keep-per-owner", "namespace", "exclude-namespace", "label-selector", "leader-elect", "profiling"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("no --%s", name)

@@ -21,7 +21,7 @@ import (
 type Settings struct {
 	// Node is the name of the node the agent runs on.
 	Node string
-	// SyncPeriod is the periodic full sync (default 10s).
+	// SyncPeriod is the periodic full sync (default agentcfg.DefaultSyncPeriod).
 	SyncPeriod time.Duration
 	// PodStatsMaxAge is how old the pods' stats may be on a sync far from every threshold
 	// (policy.State.PodStatsDue); 0 reads them on every sync, as the kubelet does.
@@ -29,12 +29,12 @@ type Settings struct {
 	policy.Config
 }
 
-// DefaultSettings returns the defaults for node, with the trend kill's horizon set (DefaultConfig turns
-// it off, as eviction.allowCgroupKill does).
+// DefaultSettings returns DefaultConfig's settings for node with the trend kill's horizon set
+// (policy.DefaultKillLead; DefaultConfig turns it off, as eviction.allowCgroupKill does).
 func DefaultSettings(node string) Settings {
-	c := policy.DefaultConfig()
-	c.KillLead = policy.DefaultKillLead
-	return Settings{Node: node, SyncPeriod: 10 * time.Second, PodStatsMaxAge: time.Minute, Config: c}
+	s := DefaultConfig(node).Settings
+	s.KillLead = policy.DefaultKillLead
+	return s
 }
 
 // nodeReader reads the node (source.Node): its own signals first, then, when a decision could use them,

@@ -10,13 +10,6 @@ import (
 	"k8s.io/client-go/transport"
 )
 
-// DefaultAPITimeout bounds each API call that is not a watch. It is well under the time a fast memory
-// ramp takes to exhaust the headroom (256Mi at 256 MiB/s is a second; the eviction request itself takes
-// milliseconds on a healthy API server), so a stalled API server fails a call in time for the policy's
-// backoff and the cgroup-kill rung, instead of holding the loop for client-go's default (none) or the
-// 10 s the agent once used as the HTTP client's timeout, which also cut every watch.
-const DefaultAPITimeout = 2 * time.Second
-
 // withAPIDeadline returns a copy of rc whose requests, except watches, each end after timeout: the
 // deadline is set per request on its context, never as the HTTP client's Timeout, which would also end
 // the pod informer's watch every timeout. A timeout of 0 sets none.

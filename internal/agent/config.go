@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
+	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
@@ -40,34 +41,23 @@ type Config struct {
 	Ledger      loopbreaker.LedgerPolicy
 	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
-	// TaintKey is the pressure taint's key (default loopbreaker.TaintKey).
+	// TaintKey is the pressure taint's key.
 	TaintKey string
 	// AvoidanceNamespace is where the node's avoidance ConfigMap is written; "" writes none.
 	AvoidanceNamespace string
-	// AvoidancePrefix is the ConfigMap's name prefix (loopbreaker.DefaultAvoidancePrefix when empty).
+	// AvoidancePrefix is the ConfigMap's name prefix.
 	AvoidancePrefix string
-	// APITimeout bounds every API request that is not a watch, each on its own (DefaultAPITimeout);
+	// APITimeout bounds every API request that is not a watch, each on its own (agentcfg.DefaultAPITimeout);
 	// watches are never cut.
 	APITimeout time.Duration
 	// KubeletConfigRefresh is how often the kubelet's configuration is read again (0: only at start).
 	KubeletConfigRefresh time.Duration
 }
 
-// DefaultConfig returns the defaults for node, the same as an AgentConfiguration file that sets only
-// nodeName (the cgroup-kill rungs are off, as eviction.allowCgroupKill).
-func DefaultConfig(node string) Config {
-	c := Config{
-		Settings: DefaultSettings(node), Notifiers: DefaultNotifiers,
-		MetricsAddr: ":8080", HealthAddr: ":8081", CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc",
-		NodefsPath: "/var/lib/kubelet", PodLogsDir: "/var/log/pods",
-		Ladder: actuate.LadderConfig{PDBFallbackWait: actuate.DefaultPDBFallbackWait, AllowDelete: true,
-			AvoidanceSettle: actuate.DefaultAvoidanceSettle},
-		Ledger: loopbreaker.LedgerPolicy{}, AvoidancePrefix: loopbreaker.DefaultAvoidancePrefix, LoopBreaker: true, TaintKey: loopbreaker.TaintKey,
-		APITimeout: DefaultAPITimeout, KubeletConfigRefresh: time.Minute,
-	}
-	c.Settings.KillLead = 0
-	return c
-}
+// DefaultConfig returns the defaults for node: those of an AgentConfiguration file that sets only
+// nodeName, as internal/config/agent defaults and converts it (the cgroup-kill rungs are off, as
+// eviction.allowCgroupKill). No default is written here.
+func DefaultConfig(node string) Config { return FromConfig(agentcfg.Defaults(node)) }
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {

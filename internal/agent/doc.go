@@ -32,9 +32,10 @@
 // configuration before it touches anything, and its preflight (preflight.go) a kubelet configuration
 // file that is missing, empty or a directory: it logs the value to set, writes a KubeletConfigNotFound
 // Event on the Node and returns ErrKubeletFileMissing, rather than run on thresholds it cannot know. The
-// REST configuration, the /metrics and probe servers and
-// the command-line flags shared with pressure-janitor are internal/daemon's; health.go says what
-// /healthz and /readyz mean here.
+// REST configuration and the /metrics and probe servers are internal/daemon's, the command-line flags
+// shared with pressure-janitor internal/config/cmdline's; health.go says what
+// /healthz and /readyz mean here. The configuration (flags, file, defaults, validation) is resolved by
+// internal/config/agent alone; FromConfig maps it onto Config and this package writes no default.
 //
 // What the shell still decides itself (issue 28 moves it into the policy): the escalation of one
 // eviction (actuate.Ladder: PDB wait, DELETE fallback, cgroup kill); which pods found only in the cgroup

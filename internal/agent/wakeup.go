@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/notify"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -25,7 +26,7 @@ type Notifiers struct {
 	// Memcg arms cgroup v1 memory threshold notifications on the memory root and the pods cgroup.
 	Memcg bool
 	// PSI arms a node-wide memory PSI trigger (/proc/pressure/memory): some stall of a tenth of
-	// PSIWindow within PSIWindow (0: 2s).
+	// PSIWindow within PSIWindow (0: agentcfg.DefaultPSIWindow).
 	PSI       bool
 	PSIWindow time.Duration
 	// MemoryEvents watches the cgroup v2 pods cgroup's memory.events with inotify.
@@ -39,11 +40,6 @@ type Notifiers struct {
 	PollMaxInterval time.Duration
 	PollRampRate    int64
 }
-
-// DefaultNotifiers turns every mechanism on: PSI over 2s windows, a poll every 100 ms near a threshold
-// and up to 1s far from it (a 4Gi/s ramp), and a 32Mi delta.
-var DefaultNotifiers = Notifiers{Memcg: true, PSI: true, PSIWindow: 2 * time.Second, MemoryEvents: true,
-	PollInterval: 100 * time.Millisecond, PollDelta: 32 << 20, PollMaxInterval: time.Second, PollRampRate: 4 << 30}
 
 // Notifier names: the label notifier of pressure_agent_notifier_armed.
 const (
@@ -130,7 +126,7 @@ func (w *wakers) start(ctx context.Context, n Notifiers) []notifierStatus {
 		p := filepath.Join(w.procRoot, "pressure", "memory")
 		win := n.PSIWindow
 		if win <= 0 {
-			win = DefaultNotifiers.PSIWindow
+			win = agentcfg.DefaultPSIWindow
 		}
 		t, err := notify.ArmPSI(p, "some", win/10, win)
 		out = append(out, notifierStatus{Name: notifierPSI, Where: p, Err: err})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 	"github.com/kube-pressure/pressure/internal/logging"
 	"github.com/kube-pressure/pressure/internal/version"
 )
@@ -21,7 +22,7 @@ type Command struct {
 	// Binary names the daemon (the FlagSet, --version).
 	Binary string
 	// Flags receives the common flags; AddFlags registers them and the daemon's own on the FlagSet.
-	Flags    *Flags
+	Flags    *cmdline.Flags
 	AddFlags func(fs *pflag.FlagSet)
 	// Run runs the daemon with the parsed flags until ctx ends (SIGINT or SIGTERM).
 	Run func(ctx context.Context, fs *pflag.FlagSet, log *slog.Logger) error

@@ -9,16 +9,18 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 )
 
 // testCommand is a daemon with one flag of its own, --name, that records what its Run got.
 func testCommand(stdout, stderr *bytes.Buffer, ran *string) Command {
-	var f Flags
+	var f cmdline.Flags
 	var name string
 	return Command{
 		Binary: "d", Flags: &f, Stdout: stdout, Stderr: stderr,
 		AddFlags: func(fs *pflag.FlagSet) {
-			f.AddFlags(fs, Usage{Config: "config", DryRun: "dry run"})
+			f.AddFlags(fs, cmdline.Usage{Config: "config", DryRun: "dry run"})
 			fs.StringVar(&name, "name", "", "a flag of the daemon's own")
 		},
 		Run: Resolved(func(*pflag.FlagSet) (string, error) {

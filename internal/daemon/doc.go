@@ -1,9 +1,7 @@
 // Package daemon is the plumbing pressure-agent and pressure-janitor share, so that it is written once:
 //
-//   - Flags: the command-line flags both daemons take (--config, --kubeconfig, --dry-run,
-//     --metrics-bind-address, --health-probe-bind-address, --version, --log-level, -v), with the same
-//     names and defaults; each daemon adds its own flags and the help texts that differ.
-//   - Command: a daemon's main: parse, --help, --version, logging (internal/logging), and a context that
+//   - Command: a daemon's main: parse the flags (the common ones are internal/config/cmdline's, since
+//     each sets a configuration field), --help, --version, logging (internal/logging), and a context that
 //     ends on SIGINT or SIGTERM.
 //   - RESTConfig and Client: the REST configuration from a kubeconfig or in-cluster, and the client's
 //     rate limit, user agent and content type.

@@ -24,8 +24,8 @@
 //     delete is sent with dryRun=All (the API server checks it and persists nothing), nothing is
 //     annotated, and the same Events report what would have been deleted (evidence.EventReasonDryRun,
 //     evidence.DryRunEventName). Run adds leader election (a coordination.k8s.io Lease), /metrics,
-//     /healthz, /readyz and graceful shutdown (the servers, REST configuration and common flags are
-//     internal/daemon's).
+//     /healthz, /readyz and graceful shutdown (the servers and REST configuration are internal/daemon's, the
+//     common flags internal/config/cmdline's).
 //
 // Time comes from an injected k8s.io/utils/clock; metrics go to a registry passed in.
 package janitor

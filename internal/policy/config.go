@@ -96,10 +96,10 @@ const DefaultKubeletHorizon = 10 * time.Second
 type Headroom map[signal.Signal]threshold.Value
 
 // DefaultHeadroom returns 256Mi for the memory signals and 5% of capacity for the disk, inode and PID
-// signals (the defaults of internal/config/agent). At a ramp of 256 MiB/s, 256Mi is about a second:
-// room for detection (a memcg or poll wake-up, milliseconds), the Eviction API round trip and the
-// kubelet's SIGTERM before the kubelet's own threshold; disks fill in minutes, so a percentage that
-// scales with the filesystem is used there.
+// signals (internal/config/agent's DefaultHeadroom is this, as the file writes it). At a ramp of
+// 256 MiB/s, 256Mi is about a second: room for detection (a memcg or poll wake-up, milliseconds), the
+// Eviction API round trip and the kubelet's SIGTERM before the kubelet's own threshold; disks fill in
+// minutes, so a percentage that scales with the filesystem is used there.
 func DefaultHeadroom() Headroom {
 	h := Headroom{}
 	for _, s := range signal.All() {

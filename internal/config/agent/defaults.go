@@ -6,67 +6,79 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/actuate"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
+	"github.com/kube-pressure/pressure/internal/source/podfs"
+	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
-// Defaults (docs/agent-config.md lists them with their units).
+// Defaults (docs/agent-config.md lists them with their units; a test compares the two). Each is written
+// once: a default that a lower package also needs (the policy, the ledger, the ladder, the sources)
+// is that package's constant, referenced here; the rest are owned here and the agent's shell uses them
+// (internal/agent's DefaultConfig is this package's Defaults, converted).
 const (
-	DefaultPolicy                 = PolicyPressure
-	DefaultSyncPeriod             = 10 * time.Second
-	DefaultPodStatsMaxAge         = time.Minute
-	DefaultEvictionLead           = policy.DefaultEvictionLead
+	DefaultPolicy         = PolicyPressure
+	DefaultSyncPeriod     = 10 * time.Second
+	DefaultPodStatsMaxAge = time.Minute
+	DefaultEvictionLead   = policy.DefaultEvictionLead
+	// DefaultAPITimeout bounds each API call that is not a watch. It is well under the time a fast
+	// memory ramp takes to exhaust the headroom (256Mi at 256 MiB/s is a second; the eviction request
+	// itself takes milliseconds on a healthy API server), so a stalled API server fails a call in time
+	// for the policy's backoff and the cgroup-kill rung, instead of holding the loop for client-go's
+	// default (none) or the 10 s the agent once used as the HTTP client's timeout, which also cut every
+	// watch.
 	DefaultAPITimeout             = 2 * time.Second
 	DefaultKubeletConfigRefresh   = time.Minute
+	DefaultMemcg                  = true
+	DefaultPSI                    = true
 	DefaultPollInterval           = 25 * time.Millisecond
 	DefaultPollMaxInterval        = time.Second
 	DefaultPSIWindow              = 2 * time.Second
-	DefaultPDBFallbackWait        = 5 * time.Second
+	DefaultPDBFallbackWait        = actuate.DefaultPDBFallbackWait
 	DefaultAllowDelete            = true
 	DefaultAllowCgroupKill        = false
-	DefaultMaxEvictionsPerMinute  = 10
+	DefaultMaxEvictionsPerMinute  = policy.DefaultMaxEvictionsPerMinute
 	DefaultLoopBreakerEnabled     = true
-	DefaultTaintKey               = "pressure.kube-pressure.io/evicting"
-	DefaultLoopWindow             = 10 * time.Minute
-	DefaultLoopCooldown           = 5 * time.Minute
-	DefaultTaintHysteresis        = 10 * time.Second
-	DefaultLoopEvictions          = 2
-	DefaultLoopAvoidance          = 30 * time.Minute
-	DefaultAvoidanceNamePrefix    = "pressure-avoid-"
-	DefaultMetricsBindAddress     = daemon.DefaultMetricsBindAddress
-	DefaultHealthProbeBindAddress = daemon.DefaultHealthProbeBindAddress
-	DefaultCgroupRoot             = "/sys/fs/cgroup"
-	DefaultProcRoot               = "/proc"
+	DefaultTaintKey               = loopbreaker.TaintKey
+	DefaultLoopWindow             = loopbreaker.DefaultLoopWindow
+	DefaultLoopCooldown           = loopbreaker.DefaultLoopCooldown
+	DefaultTaintHysteresis        = policy.DefaultTaintHysteresis
+	DefaultLoopEvictions          = loopbreaker.DefaultLoopEvictions
+	DefaultLoopAvoidance          = loopbreaker.DefaultLoopAvoidance
+	DefaultAvoidanceNamePrefix    = loopbreaker.DefaultAvoidancePrefix
+	DefaultDryRun                 = false
+	DefaultMetricsBindAddress     = cmdline.DefaultMetricsBindAddress
+	DefaultHealthProbeBindAddress = cmdline.DefaultHealthProbeBindAddress
+	DefaultCgroupRoot             = cgroupfs.DefaultRoot
+	DefaultProcRoot               = procfs.DefaultRoot
 	DefaultKubeletRootDir         = "/var/lib/kubelet"
 	DefaultPodLogsDir             = "/var/log/pods"
 	// DefaultPodDiskWalkMaxEntries and DefaultPodDiskWalkTimeout are podfs's defaults (docs/security.md,
 	// "Per-pod disk usage": a million entries stay under 8 MiB of heap).
-	DefaultPodDiskWalkMaxEntries = 1_000_000
-	DefaultPodDiskWalkTimeout    = 2 * time.Second
+	DefaultPodDiskWalkMaxEntries = podfs.DefaultMaxEntries
+	DefaultPodDiskWalkTimeout    = podfs.DefaultMaxDuration
 )
 
 // DefaultPollRampRate is the fastest fall of available memory the adaptive poll assumes: 4Gi per second,
 // above the fastest single allocator measured on these machines (about 1 GiB/s in a pod).
 const DefaultPollRampRate = "4Gi"
 
-// DefaultHeadroom is the headroom above the kubelet's hard thresholds with policy "pressure".
-// Memory: 256Mi above the kubelet's threshold (100Mi by default, so we act below 356Mi available),
-// which at the 256 MiB/s a fast allocator reaches here leaves about a second for a graceful eviction
-// before the kubelet's own hard eviction, and is small next to the gigabytes of a node. Disk, inodes and
-// PIDs: 5% of capacity (the kubelet's nodefs.available<10% becomes 15%), since filling a disk takes
-// minutes and a percentage scales with the filesystem.
+// PollDelta is not a field of the file: the fallback poll also wakes the agent on a change of the memory
+// signals of this many bytes since its last read (internal/agent's poll and kubectl pressure simulate's).
+const PollDelta = 32 << 20
+
+// DefaultHeadroom is the headroom above the kubelet's hard thresholds with policies "pressure" and
+// "reclaim-aware", as the file writes it: policy.DefaultHeadroom's ("256Mi" for the memory signals, "5%"
+// for the disk, inode and PID signals; that function says why).
 func DefaultHeadroom() map[string]string {
-	return map[string]string{
-		"memory.available":            "256Mi",
-		"allocatableMemory.available": "256Mi",
-		"nodefs.available":            "5%",
-		"nodefs.inodesFree":           "5%",
-		"imagefs.available":           "5%",
-		"imagefs.inodesFree":          "5%",
-		"containerfs.available":       "5%",
-		"containerfs.inodesFree":      "5%",
-		"pid.available":               "5%",
+	out := map[string]string{}
+	for s, v := range policy.DefaultHeadroom() {
+		out[string(s)] = v.String()
 	}
+	return out
 }
 
 func str(s string) *string { return &s }
@@ -98,8 +110,8 @@ func SetDefaults(c *AgentConfiguration) {
 	if c.Notifiers == nil {
 		c.Notifiers = &Notifiers{}
 	}
-	setBool(&c.Notifiers.Memcg, true)
-	setBool(&c.Notifiers.PSI, true)
+	setBool(&c.Notifiers.Memcg, DefaultMemcg)
+	setBool(&c.Notifiers.PSI, DefaultPSI)
 	setDuration(&c.Notifiers.PollInterval, DefaultPollInterval)
 	setDuration(&c.Notifiers.PollMaxInterval, max(DefaultPollMaxInterval, c.Notifiers.PollInterval.Duration))
 	setDuration(&c.Notifiers.PSIWindow, DefaultPSIWindow)
@@ -118,7 +130,7 @@ func SetDefaults(c *AgentConfiguration) {
 	}
 	setLoopBreaker(c)
 	setReclaim(c)
-	setBool(&c.DryRun, false)
+	setBool(&c.DryRun, DefaultDryRun)
 	setString(&c.MetricsBindAddress, DefaultMetricsBindAddress)
 	setString(&c.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
 	setString(&c.CgroupRoot, DefaultCgroupRoot)
@@ -173,7 +185,7 @@ func setDuration(p **metav1.Duration, v time.Duration) {
 var (
 	DefaultKubeletHorizon       = policy.DefaultKubeletHorizon
 	DefaultReclaimActionEnabled = false
-	DefaultReclaimMaxBytes      = "2Gi"
+	DefaultReclaimMaxBytes      = resource.NewQuantity(policy.DefaultReclaimConfig().Action.MaxBytes, resource.BinarySI).String()
 	DefaultReclaimSettle        = policy.DefaultReclaimConfig().Action.Settle
 	DefaultReclaimMinInterval   = policy.DefaultReclaimConfig().Action.MinInterval
 )

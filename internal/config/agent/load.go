@@ -31,3 +31,15 @@ func Complete(c *AgentConfiguration, file string) (*Config, error) {
 	}
 	return Convert(c)
 }
+
+// Defaults is the configuration of a file that sets only nodeName, defaulted and converted but not
+// validated (node may be empty): what internal/agent's DefaultConfig and the tests start from.
+func Defaults(node string) *Config {
+	c := &AgentConfiguration{NodeName: &node}
+	SetDefaults(c)
+	cfg, err := Convert(c)
+	if err != nil { // only a headroom can fail to convert, and DefaultHeadroom's parse
+		panic("internal/config/agent: the defaults do not convert: " + err.Error())
+	}
+	return cfg
+}

@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 )
 
 // Defaults, documented in docs/janitor.md.
@@ -20,8 +20,8 @@ const (
 	DefaultLeaseDuration          = 15 * time.Second
 	DefaultRenewDeadline          = 10 * time.Second
 	DefaultRetryPeriod            = 2 * time.Second
-	DefaultMetricsBindAddress     = daemon.DefaultMetricsBindAddress
-	DefaultHealthProbeBindAddress = daemon.DefaultHealthProbeBindAddress
+	DefaultMetricsBindAddress     = cmdline.DefaultMetricsBindAddress
+	DefaultHealthProbeBindAddress = cmdline.DefaultHealthProbeBindAddress
 )
 
 // DefaultReasons are the status.reason values deleted when reasons is unset: node-pressure

@@ -6,13 +6,13 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
 )
 
 // Overrides are the command-line flags that override the file. The caller owns the FlagSet (flags
 // live in package main); AddFlags only registers on it.
 type Overrides struct {
-	daemon.Flags
+	cmdline.Flags
 	TTL               time.Duration
 	KeepPerOwner      int32
 	Namespaces        []string
@@ -24,7 +24,7 @@ type Overrides struct {
 
 // AddFlags registers the common daemon flags and the janitor's own on fs.
 func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
-	o.Flags.AddFlags(fs, daemon.Usage{
+	o.Flags.AddFlags(fs, cmdline.Usage{
 		Config: "path of a " + Kind + " file (" + APIVersion + ")",
 		DryRun: "log and count what would be deleted; change nothing",
 	})

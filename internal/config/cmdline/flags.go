@@ -1,4 +1,4 @@
-package daemon
+package cmdline
 
 import (
 	"github.com/spf13/pflag"

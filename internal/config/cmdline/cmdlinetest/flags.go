@@ -1,4 +1,4 @@
-package daemontest
+package cmdlinetest
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ type Flag struct {
 }
 
 // CommonFlags are the flags pressure-agent and pressure-janitor both take, with their defaults.
-// Written out here, not derived from daemon.Flags: a change to a name or a default fails this
+// Written out here, not derived from cmdline.Flags: a change to a name or a default fails this
 // package's users instead of passing silently.
 func CommonFlags() []Flag {
 	return []Flag{

@@ -1,34 +1,34 @@
-package daemon_test
+package cmdline_test
 
 import (
 	"testing"
 
 	"github.com/spf13/pflag"
 
-	"github.com/kube-pressure/pressure/internal/daemon"
-	"github.com/kube-pressure/pressure/internal/daemon/daemontest"
+	"github.com/kube-pressure/pressure/internal/config/cmdline"
+	"github.com/kube-pressure/pressure/internal/config/cmdline/cmdlinetest"
 )
 
 func TestFlagsRegisterExactlyTheCommonFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("d", pflag.ContinueOnError)
-	var f daemon.Flags
-	f.AddFlags(fs, daemon.Usage{Config: "config", DryRun: "dry run"})
-	daemontest.CheckCommonFlags(t, fs)
-	if got, want := countFlags(fs), len(daemontest.CommonFlags()); got != want {
+	var f cmdline.Flags
+	f.AddFlags(fs, cmdline.Usage{Config: "config", DryRun: "dry run"})
+	cmdlinetest.CheckCommonFlags(t, fs)
+	if got, want := countFlags(fs), len(cmdlinetest.CommonFlags()); got != want {
 		t.Errorf("%d flags registered, want the %d common ones", got, want)
 	}
 }
 
 func TestFlagsParseIntoTheStruct(t *testing.T) {
 	fs := pflag.NewFlagSet("d", pflag.ContinueOnError)
-	var f daemon.Flags
-	f.AddFlags(fs, daemon.Usage{})
+	var f cmdline.Flags
+	f.AddFlags(fs, cmdline.Usage{})
 	err := fs.Parse([]string{"--config", "c.yaml", "--kubeconfig", "k", "--dry-run", "--metrics-bind-address", "0",
 		"--health-probe-bind-address", ":9", "--version", "--log-level", "debug", "-v", "4"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := daemon.Flags{ConfigFile: "c.yaml", Kubeconfig: "k", DryRun: true, MetricsBindAddress: "0",
+	want := cmdline.Flags{ConfigFile: "c.yaml", Kubeconfig: "k", DryRun: true, MetricsBindAddress: "0",
 		HealthProbeBindAddress: ":9", Version: true}
 	want.Logging.Level, want.Logging.Verbosity = "debug", 4
 	if f != want {

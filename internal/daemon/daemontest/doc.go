@@ -1,3 +1,0 @@
-// Package daemontest holds, for the daemons' tests, the user-facing contract of the flags both daemons
-// take: their names, shorthands, types and defaults (CommonFlags), and CheckCommonFlags.
-package daemontest
