@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -82,7 +81,7 @@ func TestContainerd2NodeMountsAHostPathRecursivelyReadOnly(t *testing.T) {
 		t.Fatalf("mounts at or below /host/cgroup in the container: %v, want the cgroup root and its controllers", mounts)
 	}
 	for target, opts := range mounts {
-		if !hasOpt(opts, "ro") {
+		if !cluster.ReadOnly(opts) {
 			t.Errorf("%s is mounted %s in the container, want ro (recursive read-only)", target, opts)
 		}
 	}
@@ -111,44 +110,14 @@ func containerMounts(t *testing.T, uid, prefix string) map[string]string {
 		return nil
 	})
 	for _, pid := range pids {
-		if m := mountsBelow(t, pid, prefix); len(m) > 0 {
+		m, err := cluster.MountsBelow(pid, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) > 0 {
 			return m
 		}
 	}
 	t.Fatalf("no process of pod %s (%v) has a mount at %s", uid, pids, prefix)
 	return nil
-}
-
-// mountsBelow reads /proc/PID/mountinfo: the mount points at or below prefix and their options.
-func mountsBelow(t *testing.T, pid int, prefix string) map[string]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "mountinfo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
-			continue
-		}
-		if target := fields[4]; target == prefix || strings.HasPrefix(target, prefix+"/") {
-			out[target] = fields[5]
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func hasOpt(opts, want string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == want {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-pressure/pressure/test/chartinstall"
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // reclaimHoldEnv lengthens how long the page-cache pod holds its cache under the chart's agent
@@ -47,7 +48,9 @@ func TestChartReclaimRungKeepsThePageCachePodAndEvictsTheHog(t *testing.T) {
 	// margin, so the backstop would act on the held cache whatever its trend).
 	a := chartinstall.ForTest{Name: chartRelease, Namespace: chartNamespace, Tag: chartTag, Node: e.node,
 		ControlPlane: e.cp, Client: e.client, Defaults: true}.Install(t,
-		"agent.reclaim.enabled=true", "agent.config.policy=reclaim-aware", "agent.config.reclaim.kubeletHorizon=0s")
+		"agent.reclaim.enabled=true", "agent.reclaim.podsCgroup=memory/"+chartinstall.PodsCgroup,
+		"agent.config.policy=reclaim-aware", "agent.config.reclaim.kubeletHorizon=0s")
+	requireOnlyThePodsCgroupWritable(t, a)
 	time.Sleep(time.Second)
 	const target = 260 * mib // the working set's available amount: inside the backstop margin, above the kubelet's threshold
 	size := podsLimitBytes - podsWorkingSet(t, s) - target - 16*mib
@@ -92,4 +95,29 @@ func TestChartReclaimRungKeepsThePageCachePodAndEvictsTheHog(t *testing.T) {
 	if p, err := e.client.CoreV1().Pods(ns).Get(ctx, "reader", metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
 		t.Errorf("reader: %v, want it running (its cache is reclaimable)", err)
 	}
+}
+
+// requireOnlyThePodsCgroupWritable fails t unless, in the agent's own mount namespace, every mount of the
+// host's cgroup tree is read-only (all the v1 controllers: recursive read-only) except the pods cgroup of
+// the memory controller, the reclaim rung's one writable directory.
+func requireOnlyThePodsCgroupWritable(t *testing.T, a *chartinstall.Agent) {
+	t.Helper()
+	pid, err := a.PID("/sys/fs/cgroup/memory/" + chartinstall.PodsCgroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := cluster.MountsBelow(pid, "/host/sys/fs/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writable := "/host/sys/fs/cgroup/memory/" + chartinstall.PodsCgroup
+	for point, opts := range mounts {
+		if ro := cluster.ReadOnly(opts); ro == (point == writable) {
+			t.Errorf("agent mount %s is %s; want read-only everywhere but %s", point, opts, writable)
+		}
+	}
+	if _, ok := mounts[writable]; !ok || len(mounts) < 3 {
+		t.Errorf("agent mounts below /host/sys/fs/cgroup: %v; want the tree, its controllers and %s", mounts, writable)
+	}
+	t.Logf("agent (pid %d): %d mounts below /host/sys/fs/cgroup, only %s writable", pid, len(mounts), writable)
 }
