@@ -15,6 +15,14 @@ bins=(containerd containerd-shim-runc-v2 ctr)
 
 log() { echo "build-containerd: $*" >&2; }
 
+# Two test packages may ask at once (test/cluster, test/e2e): one builds, the other waits for it.
+mkdir -p "${cache}"
+exec 9>"${cache}/containerd-${version}.lock"
+if [[ "${1:-}" != --check ]] && ! flock -n 9; then
+	log "another build of containerd ${version} is running: waiting for it"
+	flock 9
+fi
+
 missing=0
 for b in "${bins[@]}"; do
 	[[ -x "${out}/${b}" ]] || missing=1
