@@ -66,6 +66,12 @@ func reclaimV2(ctx context.Context, dir string, bytes, chunk int64, current func
 				return true, nil
 			case errors.Is(err, unix.EINTR) && ctx.Err() != nil:
 				return true, fmt.Errorf("write %q to %s: interrupted with %d of %d bytes left: %w", s, path, left, bytes, ctx.Err())
+			case errors.Is(err, unix.EINTR):
+				// Another signal (the deadline bounds the retries): measure what the pass freed and go on.
+				if prev, err = current(); err != nil {
+					return true, err
+				}
+				continue
 			}
 			return true, fmt.Errorf("write %q to %s: %w", s, path, err)
 		}
