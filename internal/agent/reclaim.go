@@ -63,11 +63,10 @@ func (a *Agent) reclaimUnavailable() string {
 	return ""
 }
 
-// reclaimWait is how long a sync waits for one reclaim. A memory.reclaim write can block in the kernel
-// far longer than reclaim.Reclaimer's Timeout, which is checked only between writes (the cgroup v2
-// guest saw one block for minutes on anonymous memory): the sync must not wait for it, so a reclaim
-// still running after reclaimWait counts as failed (the policy then evicts) and later reclaims are not
-// started until it returns.
+// reclaimWait is how long a sync waits for one reclaim. reclaim.Reclaimer bounds its writes by its Timeout
+// (a memory.reclaim write is interrupted in the kernel, between the kernel's reclaim passes), but a pass or
+// a v1 resize can still run on past it: the sync must not wait for that, so a reclaim still running after
+// reclaimWait counts as failed (the policy then evicts) and later reclaims are not started until it returns.
 const reclaimWait = 3 * time.Second
 
 // reclaim carries out the plan's reclaims in order, before any eviction of the plan, and returns their

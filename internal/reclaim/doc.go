@@ -1,9 +1,17 @@
 // Package reclaim asks the kernel to reclaim a cgroup's memory without killing anything: the rung
 // before eviction when the kubelet's working set counts page cache that the kernel could drop.
 //
-// On cgroup v2 it writes the byte count to memory.reclaim (Linux 5.19+), in chunks so a timeout or a
-// cancelled context stops it between writes; EAGAIN means the kernel could not reclaim all of a chunk,
-// a partial result and not a failure.
+// On cgroup v2 it writes the byte count to memory.reclaim (Linux 5.19+) in chunks of Chunk bytes. The
+// kernel's memory.reclaim loops inside one write until it has reclaimed the whole amount, retrying a
+// pass that reclaimed nothing up to 16 times before it gives up with EAGAIN (a partial result, not a
+// failure), and only a pass that reclaims nothing counts against those retries: one write can therefore
+// stay in the kernel for a long time, above all under the test guest's TCG (a 16 MiB write on a cgroup of
+// anonymous memory did not return within 3 minutes there). The loop is bounded three ways: the context
+// (with Timeout) is checked between chunks and also interrupts a write in the kernel (the kernel loop
+// returns EINTR when its thread has a signal pending: the write runs on a locked thread that is sent
+// SIGURG, which the Go runtime ignores, until it returns; os.File's Write would retry the EINTR); a chunk
+// that lowered memory.current by less than a sixteenth of itself stops the loop (what is left is not
+// reclaimable, or is charged again as fast); and EAGAIN stops it.
 //
 // cgroup v1 has no memory.reclaim. memory.force_empty reclaims while tasks run on current kernels
 // (measured on 6.18: 300 MiB of page cache dropped in 8 ms with the reading process alive), but it
@@ -15,11 +23,8 @@
 // The lowered limit never goes below rss + unevictable + Margin, so a task that allocates during the
 // window finds at least Margin of room before it would meet the limit.
 //
-// Timeout and the context are checked between kernel writes only: one write is a blocking system call.
-// In the test/vm guest (TCG, no swap) a 16 MiB write to memory.reclaim of a cgroup holding only anonymous
-// memory did not return within 3 minutes (TestReclaimRealV2AnonymousMemoryIsAPartialResultNotAFailure,
-// not yet in test/vm's guest suites for that reason): before the agent calls this on v2, the write must
-// be interruptible (the kernel returns EINTR on a pending signal) or kept to a small Chunk.
+// On v1 Timeout and the context are checked between the limit's steps; one resize is a blocking system
+// call (the kernel's own retries are bounded there).
 //
 // Every call is bounded: at most MaxBytes, at most Timeout, at most once per MinInterval per cgroup, and
 // refused while the cgroup thrashes (v2 memory.pressure "some" avg10 at or above MaxSomeAvg10, or the

@@ -68,19 +68,67 @@ func TestReclaimRefusesWhatItMustNotDo(t *testing.T) {
 	}
 }
 
-func TestReclaimV2WritesChunksCappedByMaxBytes(t *testing.T) {
+// usages returns a memory.current reader that hands out the usages in order, the last one from then on,
+// as the kernel's memory.current falls under the chunks.
+func usages(vs ...int64) func() (int64, error) {
+	i := 0
+	return func() (int64, error) {
+		v := vs[min(i, len(vs)-1)]
+		i++
+		return v, nil
+	}
+}
+
+func TestReclaimV2ChunkLoop(t *testing.T) {
+	tests := []struct {
+		name        string
+		bytes       int64
+		chunk       int64
+		usages      []int64 // memory.current before the loop and after each chunk
+		wantWrites  string
+		wantPartial bool
+	}{
+		{name: "the request is written in chunks, the last one the rest", bytes: 300, chunk: 128,
+			usages: []int64{1000, 872, 744, 700}, wantWrites: "12812844"},
+		{name: "a kernel that reclaims more than a chunk ends the loop at the measured fall", bytes: 300, chunk: 128,
+			usages: []int64{1000, 800, 640}, wantWrites: "128100"},
+		{name: "a chunk that lowers the usage by next to nothing stops the loop", bytes: 1000, chunk: 128,
+			usages: []int64{1000, 995}, wantWrites: "128", wantPartial: true},
+		{name: "a chunk whose pages were charged again at once stops the loop", bytes: 1000, chunk: 128,
+			usages: []int64{1000, 872, 900}, wantWrites: "128128", wantPartial: true},
+		{name: "the last chunk is not judged by its progress", bytes: 200, chunk: 128,
+			usages: []int64{1000, 872, 872}, wantWrites: "12872"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "pod")
+			fakeV2(t, dir, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+			partial, err := reclaimV2(context.Background(), dir, tt.bytes, tt.chunk, usages(tt.usages...))
+			if err != nil {
+				t.Fatalf("reclaimV2: %v", err)
+			}
+			// A regular file keeps each write at the fd's offset: the chunks come out concatenated.
+			if b, _ := os.ReadFile(filepath.Join(dir, "memory.reclaim")); string(b) != tt.wantWrites {
+				t.Errorf("memory.reclaim got %q, want %q", b, tt.wantWrites)
+			}
+			if partial != tt.wantPartial {
+				t.Errorf("partial = %v, want %v", partial, tt.wantPartial)
+			}
+		})
+	}
+}
+
+func TestReclaimV2RequestIsCappedByMaxBytes(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "pod")
 	fakeV2(t, dir, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
-	r := &Reclaimer{Root: root, MaxBytes: 300, Chunk: 128, Now: func() time.Time { return time.Unix(0, 0) }}
+	r := &Reclaimer{Root: root, MaxBytes: 300, Chunk: 1024, Now: func() time.Time { return time.Unix(0, 0) }}
 	res := r.Reclaim(context.Background(), dir, 1000)
 	if res.Err != nil || res.Requested != 300 {
 		t.Fatalf("Reclaim = %+v, want Requested 300 and no error", res)
 	}
-	// A regular file keeps each write at offset 0..: the writes were "128", "128", "44".
-	b, _ := os.ReadFile(filepath.Join(dir, "memory.reclaim"))
-	if got := string(b); got != "12812844" {
-		t.Errorf("memory.reclaim got %q, want the chunks 128,128,44", got)
+	if b, _ := os.ReadFile(filepath.Join(dir, "memory.reclaim")); string(b) != "300" {
+		t.Errorf("memory.reclaim got %q, want 300", b)
 	}
 	if res.Before.File != 900 || res.Before.Anon != 100 {
 		t.Errorf("Before = %+v, want file 900 anon 100 from memory.stat", res.Before)

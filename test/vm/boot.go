@@ -24,6 +24,10 @@ type Options struct {
 	// Net gives the guest a virtio NIC on qemu's user-mode network (guest 10.0.2.15, the host's loopback
 	// at 10.0.2.2); the guest needs the virtio_net module loaded (NetModules).
 	Net bool
+	// DiskMiB, when > 0, gives the guest a scratch disk of that many MiB (a sparse raw image in Dir on
+	// virtio-blk), formatted and mounted at GuestDisk before the programs run. Its page cache is
+	// reclaimable file memory; the initramfs and /tmp are shmem, which a guest without swap cannot reclaim.
+	DiskMiB int
 }
 
 // Result is what one program did in the guest.
@@ -48,12 +52,23 @@ func (g Guest) Run(ctx context.Context, initBin string, progs []Program, opt Opt
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("vm: Options.Dir is empty")
 	}
+	var files []File
+	var disk string
+	if opt.DiskMiB > 0 {
+		var err error
+		if disk, files, progs, err = g.withDisk(progs, opt); err != nil {
+			return nil, err
+		}
+	}
 	cpio := filepath.Join(opt.Dir, "initramfs.cpio")
-	if err := writeInitramfs(cpio, initBin, g.Busybox, progs, nil); err != nil {
+	if err := writeInitramfs(cpio, initBin, g.Busybox, progs, files); err != nil {
 		return nil, fmt.Errorf("write %s: %w", cpio, err)
 	}
 	console, output := filepath.Join(opt.Dir, "console.log"), filepath.Join(opt.Dir, "output.log")
 	argv := g.qemuArgv(cpio, console, output, opt)
+	if disk != "" {
+		argv = append(argv, "-drive", "file="+disk+",if=virtio,format=raw,cache=unsafe")
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = 5 * time.Second
 	qout, err := cmd.CombinedOutput()
@@ -70,6 +85,11 @@ func (g Guest) Run(ctx context.Context, initBin string, progs []Program, opt Opt
 	res, err := parseOutput(string(b))
 	if err != nil {
 		return res, fmt.Errorf("%w: %w\nkernel console:\n%s", ErrGuest, err, tail(console, 40))
+	}
+	if disk != "" {
+		if res, err = takeDiskSetup(res); err != nil {
+			return res, fmt.Errorf("%w\nkernel console:\n%s", err, tail(console, 40))
+		}
 	}
 	return res, nil
 }

@@ -13,11 +13,13 @@
 //
 // A boot is: build the guest init (./test/vm/guestinit) and the test binaries with CGO_ENABLED=0, pack
 // them with busybox into an uncompressed newc initramfs (NewInitramfs, written in Go), start qemu with
-// the kernel and two serial ports written to files, nothing else (no network, no disk): ttyS0 carries the
-// kernel console, ttyS1 the test output framed by marker lines. The guest init mounts proc, sys, devtmpfs, a
+// the kernel and two serial ports written to files, nothing else (no network; a disk only with
+// Options.DiskMiB): ttyS0 carries the kernel console, ttyS1 the test output framed by marker lines. The guest init mounts proc, sys, devtmpfs, a
 // tmpfs /tmp and cgroup2 at /sys/fs/cgroup, enables +memory +pids +io for the children, runs each test
 // binary with PRESSURE_CGROUP2_ROOT=/sys/fs/cgroup and powers off. Run parses ttyS1 into one Result per
-// binary.
+// binary. With Options.DiskMiB the guest also gets a scratch disk (a sparse raw image on virtio-blk,
+// formatted by busybox mke2fs and mounted at GuestDisk, named to the tests by PRESSURE_GUEST_DISK): the
+// one place in the guest where page cache is reclaimable file memory (the initramfs and /tmp are shmem).
 //
 // StartNode boots the same guest as a long-running node instead: the pinned kubelet on cgroup v2 with the
 // host's containerd 1.6 and runc (packed with their shared libraries), on qemu's user-mode network, registered

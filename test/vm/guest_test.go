@@ -31,7 +31,14 @@ var guestSuites = []guestSuite{
 		"TestKillerKillsAProcessTreeOnTheRealV2Hierarchy"}},
 	{"./internal/cli", "^TestExplainLocalOnARealV2Node", []string{
 		"TestExplainLocalOnARealV2NodeMatchesTheKubeletFormula"}},
+	{"./internal/reclaim", "^TestReclaimRealV2", []string{
+		"TestReclaimRealV2DropsPageCacheWhileTheProcessRuns",
+		"TestReclaimRealV2AnonymousMemoryIsABoundedPartialResult"}},
 }
+
+// guestDiskMiB is the guest's scratch disk (vm.Options.DiskMiB): room for the reclaim suite's 200 MiB of
+// page cache on a real filesystem.
+const guestDiskMiB = 320
 
 // TestGuestRunsTheRealCgroupV2Tests builds the packages' test binaries statically, boots one guest for
 // all of them and checks that every listed test passed in it.
@@ -55,7 +62,7 @@ func TestGuestRunsTheRealCgroupV2Tests(t *testing.T) {
 			Args: []string{"-test.v", "-test.count=1", "-test.timeout=3m", "-test.run", s.run}})
 	}
 	built := time.Now()
-	res, err := g.Run(ctx, initBin, progs, vm.Options{Dir: t.TempDir(), Nice: 15})
+	res, err := g.Run(ctx, initBin, progs, vm.Options{Dir: t.TempDir(), Nice: 15, DiskMiB: guestDiskMiB})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,10 @@ import (
 // v2 tests run only where this is set.
 const V2RootEnv = "PRESSURE_CGROUP2_ROOT"
 
+// GuestDiskEnv names a directory on a real disk filesystem in the cgroup v2 guest of test/vm (its
+// Options.DiskMiB): page cache there is reclaimable file memory, unlike the guest's initramfs and /tmp.
+const GuestDiskEnv = "PRESSURE_GUEST_DISK"
+
 // V2Controllers are the controllers MkdirV2 enables on the way down to a new cgroup.
 var V2Controllers = []string{"memory", "pids", "io"}
 
@@ -42,6 +46,17 @@ func V2Root(t testing.TB) string {
 		t.Fatalf("%s=%s: memory not enabled in cgroup.subtree_control (%q, %v)", V2RootEnv, root, b, err)
 	}
 	return root
+}
+
+// GuestDisk returns the guest's disk directory for a test that already holds V2Root's root. Unset, the
+// test fails: the guest suite that runs it must give the guest a disk (test/vm Options.DiskMiB).
+func GuestDisk(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(GuestDiskEnv)
+	if dir == "" {
+		t.Fatalf("%s is unset: the guest has no disk for reclaimable page cache (test/vm Options.DiskMiB)", GuestDiskEnv)
+	}
+	return dir
 }
 
 // MkdirV2 creates the cgroup root/rel, one level at a time, enabling V2Controllers in the
