@@ -42,5 +42,9 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 		}
 	}
 	in.notes = append(in.notes, "pressure-agent: "+origin+"; the simulated Eviction API accepts every request")
+	for _, u := range sim.PolicyAgentUnknowns(cfg.PolicyConfig(), kubelet) {
+		in.notes = append(in.notes, "pressure-agent: not known: "+u)
+	}
+
 	return nil
 }
