@@ -129,11 +129,18 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		w := newWorld(t, client, "node-explain-flight")
 		// An earlier agent SIGKILLed stress on the node 10s ago (the API was unreachable): the pod is still
 		// listed and running, its cgroup not yet emptied; its ledger entry is not settled.
-		stress := w.pod("stress", "besteffort", "", 1550*mi)
+		stress := w.pod("stress", "besteffort", "", 1000*mi)
 		w.pod("burst", "burstable", "50Mi", 300*mi)
 		w.pod("guar", "guaranteed", "200Mi", 150*mi)
 		w.writeLedgerEntry(loopbreaker.Entry{UID: stress.UID, Namespace: w.ns, Name: "stress", Signal: "allocatableMemory.available",
 			Rung: "cgroup-kill", At: time.Now().Add(-10 * time.Second)}, false)
+		// The agent reads its ledger in the background after it starts (NewPendingLedger): a sync before
+		// that knows no pod in flight. The pressure comes once the agent has run a while, so explain and
+		// the agent both see the ledger.
+		r := w.start(w.config(false), cp.RESTConfig())
+		w.waitReady(r)
+		time.Sleep(3 * time.Second)
+		w.tree.setPod(string(stress.UID), "besteffort", 1550*mi) // 48Mi available
 		ps := w.explain(cp.Kubeconfig(), agentConfig)
 		if len(ps.Victims) != 0 {
 			t.Errorf("explain's victims %+v, want none: stress is in flight (credited)", ps.Victims)
@@ -141,8 +148,6 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		if len(ps.Credits) != 1 || ps.Credits[0].Pod != w.ns+"/stress" {
 			t.Errorf("explain's credits %+v, want stress's", ps.Credits)
 		}
-		r := w.start(w.config(false), cp.RESTConfig())
-		w.waitReady(r)
 		time.Sleep(3 * time.Second) // three syncs under the same read
 		if err := w.onlyTerminating(); err != nil {
 			t.Errorf("the agent: %v", err)
