@@ -63,13 +63,6 @@ type Ladder struct {
 // Evict runs the ladder for req. The returned error is only about bookkeeping (persisting the ledger);
 // what happened to the pod is in the Result.
 func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
-	if l.Ledger != nil && !l.Ledger.Loaded() {
-		// A started agent reads its stored ledger in the background (loopbreaker.NewPendingLedger); an
-		// eviction needs the API anyway, so the ladder reads it first: its evictions in flight and the
-		// owner's earlier evictions (loop detection) decide what follows. A failed read leaves it pending,
-		// as before.
-		_ = l.Ledger.Load(ctx)
-	}
 	now := l.Clock.Now()
 	if req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now)) {
 		return Result{Outcome: OutcomeInFlight}, nil

@@ -107,6 +107,9 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		// The agent reads its stored ledger in the background after it starts (NewPendingLedger) while its
+		// informer lists the pods: should a sync under pressure come first, the ladder would not see the
+		// earlier eviction and not escalate (a race of the agent's own, not of explain's).
 		r := w.start(w.config(false), cp.RESTConfig())
 		eventually(t, 30*time.Second, "app-2 evicted", func() error { return w.onlyTerminating("app-2") })
 		var got loopbreaker.Avoidance
