@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
@@ -126,37 +127,31 @@ func (a *Agent) listPods() []*corev1.Pod {
 	return pods
 }
 
-// input builds the policy's input: the active pods (not in a terminal phase; terminating pods included)
-// with their stats, the pods in a terminal phase still being deleted (Terminal: an evicted pod is Failed
-// before the kubelet has removed its volumes, whose usage stays credited until then), the ledger's evictions not settled, and the outcomes of the last plan. It returns
-// the API pods by UID for carrying the plan out.
+// input builds the policy's input with policy.NewInput, the builder explain and the simulator use too,
+// from what this sync read: every listed pod with its stats (NewInput keeps the active ones and the
+// terminal ones still being deleted), the ledger's evictions, the reclaim estimate, and the outcomes of
+// the last plan. It returns the active API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
-	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes,
-		KubeletSemantics: a.kubeletSemantics(), ReclaimUnavailable: a.reclaimUnavailable(), Reclaims: a.st.reclaims}
+	r := policy.Read{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, KubeletSemantics: a.kubeletSemantics(),
+		Snapshot: snap, Outcomes: a.st.outcomes, Reclaims: a.st.reclaims, ReclaimUnavailable: a.reclaimUnavailable(),
+		Reclaimable: a.reclaimable(now, snap, pods), Ledger: a.ledgerRead()}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
-		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-		if terminal && p.DeletionTimestamp == nil {
-			continue
-		}
-		pp := policy.Pod{Candidate: kubeconv.Candidate(p, snap.Pods), Terminal: terminal}
-		if p.DeletionTimestamp != nil {
-			pp.DeletionTimestamp = p.DeletionTimestamp.Time
-		}
-		in.Pods = append(in.Pods, pp)
-		if !terminal {
+		r.Pods = append(r.Pods, kubeconv.PolicyPod(p, snap.Pods))
+		if !kubeconv.Terminal(p) {
 			byUID[string(p.UID)] = p
 		}
 	}
-	if a.Ledger != nil {
-		for _, e := range a.Ledger.Entries() {
-			if e.SettledAt == nil {
-				in.InFlight = append(in.InFlight, policy.InFlight{UID: string(e.UID), At: e.At, Rung: e.Rung})
-			}
-		}
-	}
-	in.Reclaimable = a.reclaimable(now, snap, pods)
+	in, _ := policy.NewInput(r)
 	return in, byUID
+}
+
+// ledgerRead is the ledger's evictions for policy.NewInput (nil without a ledger).
+func (a *Agent) ledgerRead() *policy.Ledger {
+	if a.Ledger == nil {
+		return nil
+	}
+	return loopbreaker.PolicyLedger(a.Ledger.Entries())
 }
 
 // podsSynced reports whether the pod list is complete.

@@ -70,7 +70,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	if err := localOnly(cmd, o.local.enabled); err != nil {
 		return err
 	}
-	agent, err := loadAgentSettings(o.agentConfig)
+	agent, shell, err := loadAgentSettings(o.agentConfig)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 		if o.snapshot != "" {
 			return errLocalWithSnapshot
 		}
-		in, err := o.local.input(cmd.Context(), flags, args, time.Now())
+		in, node, pods, err := o.local.input(cmd.Context(), flags, args, time.Now())
 		if err != nil {
 			return err
 		}
@@ -87,6 +87,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 			in.Semantics = decision.ResolveSemantics(o.kubeletVersion)
 		}
 		in.Agent = agent
+		useAgentShell(&in, node, pods, shell)
 		return render(streams, explain.Build(in), o.output)
 	}
 	snap, source, now, err := o.load(cmd, flags, args)
@@ -101,6 +102,7 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 		in.Semantics = KubeletSemantics(snap, o.kubeletVersion)
 	}
 	in.Agent = agent
+	useAgentShell(&in, &snap.Node, snap.Pods.Items, shell)
 	return render(streams, explain.Build(in), o.output)
 }
 

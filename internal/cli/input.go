@@ -52,6 +52,9 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 			continue
 		}
 		if !active(pod) {
+			if pod.DeletionTimestamp != nil {
+				in.TerminalPods = append(in.TerminalPods, kubeconv.PolicyPod(pod, in.Snapshot.Pods))
+			}
 			continue
 		}
 		c := kubeconv.Candidate(pod, in.Snapshot.Pods)
@@ -61,7 +64,7 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 	}
 	sort.SliceStable(in.Candidates, func(i, j int) bool { return candidateKey(in.Candidates[i]) < candidateKey(in.Candidates[j]) })
 	in.Reclaimable = reclaimable(s, in.Snapshot)
-	in.Avoidances, in.Warnings = avoidances(s, in.Warnings)
+	in.Avoidances, in.Ledger, in.Warnings = readLedger(s, in.Warnings)
 	for _, c := range s.Node.Status.Conditions {
 		in.NodeConditions = append(in.NodeConditions, explain.NodeCondition{Type: string(c.Type), Status: string(c.Status),
 			Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.UTC()})
@@ -102,22 +105,29 @@ func statsWarnings(s *Snapshot, c rank.Candidate) []string {
 	return nil
 }
 
-// avoidances reads the pressure-agent's ledger annotation of the node; a ledger that cannot be read is
-// a warning naming the file and annotation.
-func avoidances(s *Snapshot, warnings []string) ([]explain.Avoidance, []string) {
-	v, ok := s.Node.Annotations[loopbreaker.LedgerAnnotation]
-	if !ok {
-		return nil, warnings
-	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(v), loopbreaker.LedgerPolicy{})
+// readLedger reads the pressure-agent's ledger annotation of the node: its avoidances, and its evictions
+// for the policy's input (none recorded without the annotation; nil, unknown, when it cannot be read,
+// which is a warning naming the file and annotation).
+func readLedger(s *Snapshot, warnings []string) ([]explain.Avoidance, *policy.Ledger, []string) {
+	l, err := nodeLedger(&s.Node, loopbreaker.LedgerPolicy{})
 	if err != nil {
-		return nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], loopbreaker.LedgerAnnotation, err))
+		return nil, nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], loopbreaker.LedgerAnnotation, err))
 	}
 	var out []explain.Avoidance
 	for _, a := range l.Avoidances(time.Time{}) {
 		out = append(out, explain.Avoidance{Workload: a.Owner.String(), UID: string(a.Owner.UID), Until: a.Until.UTC(), Loop: a.Loop})
 	}
-	return out, warnings
+	return out, loopbreaker.PolicyLedger(l.Entries()), warnings
+}
+
+// nodeLedger reads the node's ledger annotation with the ledger policy p (an empty ledger without the
+// annotation: the agent has recorded no eviction there).
+func nodeLedger(n *corev1.Node, p loopbreaker.LedgerPolicy) (*loopbreaker.Ledger, error) {
+	v, ok := n.Annotations[loopbreaker.LedgerAnnotation]
+	if !ok {
+		return loopbreaker.NewLedger(p), nil
+	}
+	return loopbreaker.ReadLedger(strings.NewReader(v), p)
 }
 
 // reclaimable estimates what the kubelet's node-level reclaim could free, as the agent does: the node's

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
@@ -64,43 +65,50 @@ func (l *localFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&l.opts.Node, "node-name", "", "with --local: the node's name (default: the hostname); with a kubeconfig, its pods are ranked too")
 }
 
-// input builds the local report's input. Pods are listed only when --node-name and a kubeconfig
-// (--kubeconfig or $KUBECONFIG) are both given.
-func (l *localFlags) input(ctx context.Context, flags *genericclioptions.ConfigFlags, args []string, now time.Time) (explain.Input, error) {
+// input builds the local report's input, and returns the Node object and its pods as listed (nil when
+// not read). Pods are listed only when --node-name and a kubeconfig (--kubeconfig or $KUBECONFIG) are
+// both given.
+func (l *localFlags) input(ctx context.Context, flags *genericclioptions.ConfigFlags, args []string,
+	now time.Time) (explain.Input, *corev1.Node, []corev1.Pod, error) {
 	if len(args) != 0 {
-		return explain.Input{}, fmt.Errorf("--local explains the node it runs on: give its name with --node-name, not %q", args[0])
+		return explain.Input{}, nil, nil, fmt.Errorf("--local explains the node it runs on: give its name with --node-name, not %q", args[0])
 	}
 	opts := l.opts
 	withPods := opts.Node != "" && (ptrString(flags.KubeConfig) != "" || os.Getenv("KUBECONFIG") != "")
 	if opts.Node == "" {
 		host, err := os.Hostname()
 		if err != nil {
-			return explain.Input{}, fmt.Errorf("--local: node name: %w", err)
+			return explain.Input{}, nil, nil, fmt.Errorf("--local: node name: %w", err)
 		}
 		opts.Node = host
 	}
 	in, err := LocalInput(opts, now)
 	if err != nil || !withPods {
-		return in, err
+		return in, nil, nil, err
 	}
 	cs, err := clientset(flags)
 	if err != nil {
-		return explain.Input{}, err
+		return explain.Input{}, nil, nil, err
 	}
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", opts.Node).String()})
 	if err != nil {
-		return explain.Input{}, fmt.Errorf("list pods of node %s: %w", opts.Node, err)
+		return explain.Input{}, nil, nil, fmt.Errorf("list pods of node %s: %w", opts.Node, err)
 	}
 	AddLocalPods(&in, list.Items)
 	node, err := cs.CoreV1().Nodes().Get(ctx, opts.Node, metav1.GetOptions{})
 	if err != nil {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("node %s: %v: what the kubelet's image and container GC could "+
 			"free is unknown (pressure-agent's reclaim estimate reads the node's status.images)", opts.Node, err))
-		return in, nil
+		return in, nil, list.Items, nil
 	}
 	in.Reclaimable = reclaimableOf(node, list.Items, in.Snapshot)
-	return in, nil
+	if led, err := nodeLedger(node, loopbreaker.LedgerPolicy{}); err == nil {
+		in.Ledger = loopbreaker.PolicyLedger(led.Entries())
+	} else {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("node %s: annotation %s: %v", opts.Node, loopbreaker.LedgerAnnotation, err))
+	}
+	return in, node, list.Items, nil
 }
 
 func ptrString(p *string) string {
@@ -114,7 +122,13 @@ func ptrString(p *string) string {
 func AddLocalPods(in *explain.Input, pods []corev1.Pod) {
 	for i := range pods {
 		pod := &pods[i]
-		if pod.Spec.NodeName != in.Node || !active(pod) {
+		if pod.Spec.NodeName != in.Node {
+			continue
+		}
+		if !active(pod) {
+			if pod.DeletionTimestamp != nil {
+				in.TerminalPods = append(in.TerminalPods, kubeconv.PolicyPod(pod, in.Snapshot.Pods))
+			}
 			continue
 		}
 		c := kubeconv.Candidate(pod, in.Snapshot.Pods)

@@ -34,5 +34,9 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 		o.AgentTaintKey = cfg.LoopBreaker.TaintKey // defaulted and validated: never empty
 	}
 	in.notes = append(in.notes, "pressure-agent: "+origin+"; the simulated Eviction API accepts every request")
+	for _, u := range sim.PolicyAgentUnknowns(cfg.PolicyConfig(), kubelet) {
+		in.notes = append(in.notes, "pressure-agent: not known: "+u)
+	}
+
 	return nil
 }

@@ -23,12 +23,14 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	if in.Agent != nil {
 		settings = *in.Agent
 	}
-	pods := make([]policy.Pod, 0, len(in.Candidates))
+	pods := make([]policy.Pod, 0, len(in.Candidates)+len(in.TerminalPods))
 	for _, c := range in.Candidates {
 		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.DeletionTimestamps[c.UID]})
 	}
-	_, plan := policy.Step(policy.State{}, policy.Input{Now: now, Config: settings.Config, Kubelet: kubelet, KubeletSemantics: in.Semantics,
-		Snapshot: in.Snapshot, Pods: pods, Reclaimable: in.Reclaimable, Persisting: true})
+	pods = append(pods, in.TerminalPods...)
+	pin, unknown := policy.NewInput(policy.Read{Now: now, Config: settings.Config, Kubelet: kubelet, KubeletSemantics: in.Semantics,
+		Snapshot: in.Snapshot, Pods: pods, Ledger: in.Ledger, Reclaimable: in.Reclaimable, Persisting: true})
+	_, plan := policy.Step(policy.State{}, pin)
 	ps := &Pressure{Settings: settings.Source, Policy: string(plan.Policy), ThresholdsMet: []string{}, NodeConditions: []string{},
 		Victims: []AgentVictim{}, Differences: []string{}}
 	ps.Reclaim = agentReclaim(plan.Reclaim)
@@ -59,7 +61,7 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	}
 	for _, e := range plan.Evictions {
 		ps.Victims = append(ps.Victims, AgentVictim{Pod: e.Ref().String(), UID: e.UID, Rank: e.Rank, Frees: frees(e.Signal, e.Release),
-			GracePeriodSeconds: e.Grace.Effective, Why: e.Why, release: e.Release})
+			GracePeriodSeconds: e.Grace.Effective, Why: e.Why, release: e.Release, hard: e.Hard})
 	}
 	if plan.Target != nil {
 		for _, w := range plan.Walk {
@@ -72,7 +74,14 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 		}
 	}
 	ps.Differences = append(reclaimDifferences(ps.Reclaim, ps.Thresholds), differences(ps, k, settings.Config)...)
+	escalate(ps, in, settings.Config.PDBRetry, now)
 	ps.Notes = agentNotes(plan, ps, in.Reclaimable != nil)
+	for _, u := range unknown {
+		ps.Notes = append(ps.Notes, "not known: "+u)
+	}
+	if in.Ladder == nil && len(ps.Victims) > 0 {
+		ps.Notes = append(ps.Notes, "not known: the agent's escalation settings (what it does when a PodDisruptionBudget refuses)")
+	}
 	return ps
 }
 

@@ -28,7 +28,14 @@
 // (bytes, counts and millicores as integer strings).
 //
 // The agent's answer comes from policy.Step itself (Input.Persisting, from a fresh state), the code the
-// agent runs, on the same snapshot and pods.
+// agent runs, on an input built by policy.NewInput, the agent's own builder, from the same snapshot and
+// pods, the terminal pods still being deleted and the agent's ledger (Input.Ledger: its evictions not
+// settled are in flight and credited). What the input lacks (no ledger, no reclaim estimate, no
+// escalation settings) is a note, never a zero. Each victim also says what the agent's shell does after
+// the plan (escalation.go): when a PodDisruptionBudget refuses (Input.Ladder: the PDB wait and DELETE
+// fallback of a hard eviction) and what the eviction does to its workload's avoidance of the node
+// (Input.ForeseeAvoidance, which the CLI answers with the agent's ledger rules). Whether a
+// PodDisruptionBudget refuses is not known here: the API server decides when the agent asks.
 //
 // The package is pure: it imports only the standard library, the core packages and
 // k8s.io/apimachinery's resource.Quantity; it performs no I/O beyond the io.Writer it is given and

@@ -48,6 +48,17 @@ type Input struct {
 	Reclaimable *policy.Reclaimable
 	// DeletionTimestamps are the deletion timestamps of the terminating candidates, by pod UID.
 	DeletionTimestamps map[string]time.Time
+	// TerminalPods are the pods in a terminal phase (Failed, Succeeded) whose deletion is not finished:
+	// not candidates, but the agent credits their measured usage until they are gone.
+	TerminalPods []policy.Pod
+	// Ledger is pressure-agent's eviction ledger as read from the node's annotation (its evictions in
+	// flight are credited); nil when unknown, which the report says.
+	Ledger *policy.Ledger
+	// Ladder is how pressure-agent escalates an eviction (PDB fallback, cgroup kill); nil when unknown.
+	Ladder *AgentLadder
+	// ForeseeAvoidance says what evicting the pod with this UID at this time does to its workload's
+	// avoidance of the node, by the agent's ledger rules ("" when nothing, or unknown); nil: unknown.
+	ForeseeAvoidance func(uid string, at time.Time) string
 	// Warnings found while loading the input (a pod without stats, ...); copied to the Report.
 	Warnings []string
 	// Unavailable says what could not be read (a kubelet that did not answer) and what the report
@@ -335,8 +346,13 @@ type AgentVictim struct {
 	Frees              string `json:"frees,omitempty"`
 	GracePeriodSeconds int64  `json:"gracePeriodSeconds"`
 	Why                string `json:"why"`
+	// IfRefused says what the agent does when a PodDisruptionBudget refuses this eviction.
+	IfRefused string `json:"ifRefused,omitempty"`
+	// Avoidance says what the eviction does to the pod's workload's avoidance of the node.
+	Avoidance string `json:"avoidance,omitempty"`
 
 	release policy.Release
+	hard    bool
 }
 
 // AgentPod is one ranked pod and what the agent does with it.

@@ -32,6 +32,7 @@ func (p *printer) pressure(ps *Pressure) {
 	}
 	p.credits(ps.Credits)
 	p.agentVictims(ps)
+	p.escalation(ps.Victims)
 	if len(ps.Differences) > 0 {
 		p.printf("\n  Where it differs from the kubelet:\n")
 		for _, d := range ps.Differences {
@@ -119,4 +120,21 @@ func (p *printer) agentVictims(ps *Pressure) {
 		t = append(t, []string{num, w.Pod, fmt.Sprint(w.Rank), f, action})
 	}
 	p.table(t)
+}
+
+// escalation prints, under the victims, what the agent does when a PodDisruptionBudget refuses (once
+// per distinct answer) and what each eviction does to its workload's avoidance of the node.
+func (p *printer) escalation(vs []AgentVictim) {
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if v.IfRefused != "" && !seen[v.IfRefused] {
+			seen[v.IfRefused] = true
+			p.prose("  ", "if a PodDisruptionBudget refuses: ", v.IfRefused)
+		}
+	}
+	for _, v := range vs {
+		if v.Avoidance != "" {
+			p.prose("  ", v.Pod+": ", v.Avoidance)
+		}
+	}
 }

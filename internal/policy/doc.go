@@ -54,6 +54,10 @@
 // back. The API backoff is part of the State: only an outcome whose API call got no answer (or "try
 // later") opens or extends it, only an answer resets it, and a cgroup kill does neither.
 //
+// NewInput (read.go) builds the Input from what a shell read (Read: the pods in any phase, the ledger's
+// evictions, the reclaim estimate, the outcomes) and says what the read did not know; the agent, explain
+// and the simulator all build their Input with it.
+//
 // Step never modifies its State or Input (State is a value; its fields are unexported and copied on
 // write). The package has no I/O, clock, goroutines or logging (internal/archtest enforces it), so the
 // agent, kubectl pressure explain (Input.Persisting: "if the pressure persisted") and the simulator run

@@ -24,16 +24,43 @@ type policyAgent struct {
 	st       policy.State
 	outcomes []policy.Outcome
 	reclaims []policy.ReclaimOutcome
+	// ledger is the agent's ledger as its shell keeps it: the evictions carried out whose pod is still
+	// listed (the agent's breaker settles an entry once its pod is gone).
+	ledger policy.Ledger
+}
+
+// read is what the simulated agent's shell read at one sync, for policy.NewInput: the agent's own
+// builder. The model has no disk and no node images: the reclaim estimate is unknown (nil).
+func (a *policyAgent) read(in AgentInput) policy.Read {
+	pods := make([]policy.Pod, 0, len(in.Candidates))
+	listed := make(map[string]bool, len(in.Candidates))
+	for _, c := range in.Candidates {
+		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.Deletion[c.UID]})
+		listed[c.UID] = true
+	}
+	keep := a.ledger.Evictions[:0:0]
+	for _, e := range a.ledger.Evictions {
+		if listed[e.UID] {
+			keep = append(keep, e) // settled (and forgotten) once the pod is gone
+		}
+	}
+	a.ledger.Evictions = keep
+	ledger := policy.Ledger{Evictions: append([]policy.LedgerEviction(nil), keep...)}
+	return policy.Read{Now: in.Now, Config: a.cfg, Kubelet: a.kubelet, KubeletSemantics: a.sem, Snapshot: in.Snapshot, Pods: pods,
+		Ledger: &ledger, Outcomes: a.outcomes, Reclaims: a.reclaims}
+}
+
+// PolicyAgentUnknowns says what the simulated agent's input lacks next to the running agent's, in
+// policy.NewInput's words (for simulate's notes).
+func PolicyAgentUnknowns(cfg policy.Config, kubelet threshold.Config) []string {
+	_, unknown := policy.NewInput((&policyAgent{cfg: cfg, kubelet: kubelet}).read(AgentInput{}))
+	return unknown
 }
 
 // Step implements Agent.
 func (a *policyAgent) Step(in AgentInput) AgentPlan {
-	pods := make([]policy.Pod, 0, len(in.Candidates))
-	for _, c := range in.Candidates {
-		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.Deletion[c.UID]})
-	}
-	next, plan := policy.Step(a.st, policy.Input{Now: in.Now, Config: a.cfg, Kubelet: a.kubelet, KubeletSemantics: a.sem,
-		Snapshot: in.Snapshot, Pods: pods, Outcomes: a.outcomes, Reclaims: a.reclaims})
+	pin, _ := policy.NewInput(a.read(in))
+	next, plan := policy.Step(a.st, pin)
 	a.st, a.outcomes, a.reclaims = next, nil, nil
 	out := AgentPlan{Taint: plan.Taint.Want, Thresholds: map[signal.Signal]int64{}}
 	for _, w := range plan.Watch {
@@ -48,6 +75,7 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 		out.Evictions = append(out.Evictions, ae)
 		a.outcomes = append(a.outcomes, policy.Outcome{UID: e.UID, Action: policy.ActionEvict, Result: policy.ResultEvicted,
 			API: policy.ContactAnswered, At: in.Now})
+		a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: e.UID, At: in.Now, Rung: "eviction-api"})
 	}
 	for _, q := range plan.Reclaims {
 		if q.Pod.UID == "" {
@@ -60,6 +88,7 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 		out.Kills = append(out.Kills, k.Pod.UID)
 		a.outcomes = append(a.outcomes, policy.Outcome{UID: k.Pod.UID, Action: policy.ActionKill, Result: policy.ResultKilled,
 			At: in.Now})
+		a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: k.Pod.UID, At: in.Now, Rung: "cgroup-kill"})
 	}
 	return out
 }
