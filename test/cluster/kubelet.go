@@ -139,7 +139,14 @@ func writeKubeletFiles(cp *ControlPlane, opts NodeOptions, ip net.IP) (string, e
 		"system:node:"+opts.Name, credentials{certPEM: client.certPEM, keyPEM: client.keyPEM}); err != nil {
 		return "", err
 	}
-	cfg, err := MergeKubeletConfig(DefaultKubeletConfig(opts.Dir, ip, cp.CAFile()), opts.KubeletConfig)
+	base := DefaultKubeletConfig(opts.Dir, ip, cp.CAFile())
+	if opts.ContainerdRootFS == nil {
+		// The images live on the host's disk, whose fill level is the machine's, not the test's: at the
+		// kubelet's default 85% its image GC deleted the test images mid-run (the host's disk had 30 of
+		// 252 GiB available). 100 turns image GC off; a node with its own imagefs keeps the default.
+		base.ImageGCHighThresholdPercent = ptr.To[int32](100)
+	}
+	cfg, err := MergeKubeletConfig(base, opts.KubeletConfig)
 	if err != nil {
 		return "", err
 	}
