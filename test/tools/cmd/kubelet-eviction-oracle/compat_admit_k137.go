@@ -1,0 +1,14 @@
+//go:build oracle_k137
+
+package main
+
+import (
+	"context"
+
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+)
+
+// admit calls the admission handler, which takes a context since v1.37.
+func admit(h lifecycle.PodAdmitHandler, attrs *lifecycle.PodAdmitAttributes) lifecycle.PodAdmitResult {
+	return h.Admit(context.Background(), attrs)
+}
