@@ -48,7 +48,9 @@ func (b *bench) steady(ctx context.Context, o options, rep *report) error {
 				metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 		}
 	}()
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	// 5 s a pod, at least 5 minutes: on a loaded 2-core host the kubelet started 107 pods in more than
+	// 5 minutes (its status updates wait for its client rate limiter).
+	wctx, cancel := context.WithTimeout(ctx, max(5*time.Minute, time.Duration(o.steadyPods)*5*time.Second))
 	defer cancel()
 	err := b.waitPods(wctx, "sleeping pods Running", func(ps []corev1.Pod) bool {
 		n := 0

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,9 +87,14 @@ type Agent struct {
 	// it is the estimate of what the kubelet's node-level reclaim could free (policy Input.Reclaimable);
 	// nil leaves it unknown.
 	Images nodeImages
-	Ladder evictLadder
+	// KubeletVersion, if set, reports the node's status.nodeInfo.kubeletVersion ("" while unknown): the
+	// kubelet policy follows that release's eviction semantics; nil means the pinned 1.36.
+	KubeletVersion func() string
+	Ladder         evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.
 	Killer actuate.PodKiller
+	// Reclaimer carries out the reclaim rung of policy reclaim-aware (reclaim.go); nil: unavailable.
+	Reclaimer podReclaimer
 	// Events records node events; nil records nothing.
 	Events nodeEvents
 	// Breaker is the loop breaker; nil disables it.
@@ -121,7 +127,13 @@ type loopState struct {
 	policy policy.State
 	// outcomes are what happened to the last plan's actions, fed into the next step.
 	outcomes []policy.Outcome
-	started  bool
+	// reclaims are what the last plan's reclaims did, fed into the next step; reclaiming is true while
+	// a reclaim runs (it may outlive the sync that started it: reclaim.go).
+	reclaims   []policy.ReclaimOutcome
+	reclaiming atomic.Bool
+	started    bool
+	// semanticsWarned is the kubelet version whose semantics warning was last logged.
+	semanticsWarned string
 	// unlisted are the UIDs of this sync's pods known only from the cgroup tree.
 	unlisted map[string]bool
 	// pods are the pods' stats as last read, at podsAt (zero: never); watch the last plan's thresholds.

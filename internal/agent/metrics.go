@@ -65,6 +65,7 @@ const (
 	stageLoop    = "loop_detection"
 	stageKubelet = "kubelet_config"
 	stageKill    = "cgroup_kill"
+	stageReclaim = "reclaim"
 	stageDecided = "decide"
 	// stageDiskWalk counts the pods whose disk walk stopped at a limit (podfs.Limits): their usage
 	// is a lower bound.

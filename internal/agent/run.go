@@ -165,6 +165,7 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	images := &nodeImageCache{client: r.client, node: node, clock: r.opts.Clock,
 		onErr: func(err error) { r.log.Warn("read the node's images (reclaim estimate)", "node", node, "err", err) }}
 	a.Images = images
+	a.KubeletVersion = images.KubeletVersion
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -266,9 +267,13 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 	if killer != nil {
 		unlisted = unlistedLister(r.layout, procfs.NewReader(cfg.ProcRoot))
 	}
+	var reclaimer podReclaimer
+	if action := cfg.Settings.Config.Reclaim.Action; action.Enabled && !cfg.Settings.DryRun {
+		reclaimer = newCgroupReclaimer(r.layout, action)
+	}
 	return &Agent{
 		Settings: cfg.Settings, KubeletConfig: kc, Clock: r.opts.Clock, Source: src, Pods: pods, Unlisted: unlisted,
-		Ladder: ladder, Killer: killer, Events: events, Breaker: breaker, Ledger: ledger, Metrics: r.metrics, Log: r.log,
+		Ladder: ladder, Killer: killer, Reclaimer: reclaimer, Events: events, Breaker: breaker, Ledger: ledger, Metrics: r.metrics, Log: r.log,
 		Wake: w.ch, Rearm: w.rearm, Synced: pr.synced,
 	}
 }

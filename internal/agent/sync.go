@@ -56,7 +56,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	}
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
-	a.st.policy, a.st.outcomes = next, nil
+	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
 	res.Plan, res.Observed, res.Pressure = plan, plan.Observed, len(plan.Pressure) > 0
 	if plan.Observed {
 		a.st.watch = plan.Watch
@@ -78,6 +78,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 			a.breaker(ctx, now, plan, pods)
 		}
 	}()
+	a.st.reclaims = a.reclaim(ctx, plan) // before any eviction of the plan
 	res.Actions = a.act(ctx, plan, byUID)
 	<-breaking
 	if a.Rearm != nil {
@@ -130,7 +131,8 @@ func (a *Agent) listPods() []*corev1.Pod {
 // before the kubelet has removed its volumes, whose usage stays credited until then), the ledger's evictions not settled, and the outcomes of the last plan. It returns
 // the API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
-	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes}
+	in := policy.Input{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, Snapshot: snap, Outcomes: a.st.outcomes,
+		KubeletSemantics: a.kubeletSemantics(), ReclaimUnavailable: a.reclaimUnavailable(), Reclaims: a.st.reclaims}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
@@ -181,9 +183,17 @@ type nodeImageCache struct {
 	clock  clock.Clock
 	onErr  func(error)
 
-	mu     sync.Mutex
-	images []corev1.ContainerImage
-	at     time.Time
+	mu      sync.Mutex
+	images  []corev1.ContainerImage
+	at      time.Time
+	version string // status.nodeInfo.kubeletVersion as last read
+}
+
+// KubeletVersion is the node's status.nodeInfo.kubeletVersion as last read ("" before the first read).
+func (c *nodeImageCache) KubeletVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
 }
 
 // run refreshes the cache until ctx is done.
@@ -195,7 +205,7 @@ func (c *nodeImageCache) run(ctx context.Context) {
 			c.onErr(err)
 		case err == nil:
 			c.mu.Lock()
-			c.images, c.at = n.Status.Images, c.clock.Now()
+			c.images, c.at, c.version = n.Status.Images, c.clock.Now(), n.Status.NodeInfo.KubeletVersion
 			c.mu.Unlock()
 		}
 		select {

@@ -132,7 +132,8 @@ func TestCorePackagesNeverReadTheClockNorStartGoroutines(t *testing.T) {
 func TestNodeSourcesNeverTalkToTheAPIServer(t *testing.T) {
 	for path, p := range listPackages(t) {
 		if !strings.HasPrefix(path, module+"/internal/source") && !strings.HasPrefix(path, module+"/internal/notify") &&
-			!strings.HasPrefix(path, module+"/internal/cgroupkill") {
+			!strings.HasPrefix(path, module+"/internal/cgroupkill") &&
+			!strings.HasPrefix(path, module+"/internal/reclaim") {
 			continue
 		}
 		for _, d := range p.Deps {

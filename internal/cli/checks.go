@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kube-pressure/pressure/internal/decision"
 	"math"
 	"sort"
 	"strconv"
@@ -16,18 +17,23 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// PredictedKubeletMinor is the kubelet minor version whose behaviour explain predicts.
+// PredictedKubeletMinor is the kubelet minor version whose configuration defaults explain applies.
 const PredictedKubeletMinor = "v1.36"
 
-// kubeletVersionWarning warns when the node runs a kubelet other than the one explain predicts.
-func kubeletVersionWarning(s *Snapshot) []string {
-	v := s.Node.Status.NodeInfo.KubeletVersion
-	if v == "" || v == PredictedKubeletMinor || strings.HasPrefix(v, PredictedKubeletMinor+".") ||
-		strings.HasPrefix(v, PredictedKubeletMinor+"-") {
-		return nil
+// KubeletSemantics resolves the eviction semantics of the snapshot's node: override (the
+// --kubelet-version flag) or else the Node's status.nodeInfo.kubeletVersion, with the feature gates of
+// the kubelet configuration (/configz). An unknown or unsupported version carries a warning naming
+// where the version came from.
+func KubeletSemantics(s *Snapshot, override string) decision.Semantics {
+	v, from := override, "--kubelet-version"
+	if v == "" {
+		v, from = s.Node.Status.NodeInfo.KubeletVersion, s.Origin[FileNode]+": status.nodeInfo.kubeletVersion"
 	}
-	return []string{fmt.Sprintf("%s: status.nodeInfo.kubeletVersion is %q: predictions follow the kubelet %s; "+
-		"thresholds, ranking and messages may differ", s.Origin[FileNode], v, PredictedKubeletMinor)}
+	sem := s.KubeletConfig.Semantics(v)
+	if sem.Warning != "" {
+		sem.Warning = from + ": " + sem.Warning
+	}
+	return sem
 }
 
 // capacity converts the node's status.capacity into the allocatable math's units: cpu in
@@ -106,7 +112,7 @@ func hugeQuantities(file string, data []byte) []string {
 	}
 	var out []string
 	check := func(path, name, written string) {
-		q, err := resource.ParseQuantity(written)
+		q, err := threshold.ParseQuantity(written)
 		milli := name == threshold.ResourceCPU
 		if err != nil || threshold.Amount(q, milli) != math.MaxInt64 {
 			return

@@ -117,11 +117,17 @@ func TestDoubtfulInputsBecomeWarnings(t *testing.T) {
 				replace(t, f, FileKubeletConfig, `"cgroupDriver": "cgroupfs"`, `"cgroupDriver": "cgroupfs", "evictionHrad": {}`)
 			},
 			`kubelet-config.json: unknown field "evictionHrad": ignored`},
-		{"another kubelet version than the predicted one",
+		{"a kubelet older than the oldest supported one warns and follows 1.34",
 			func(t *testing.T, f map[string]string) {
-				replace(t, f, FileNode, `"status": {`, `"status": {"nodeInfo": {"kubeletVersion": "v1.35.2"},`)
+				replace(t, f, FileNode, `"kubeletVersion": "v1.36.3"`, `"kubeletVersion": "v1.31.2"`)
 			},
-			`node.json: status.nodeInfo.kubeletVersion is "v1.35.2": predictions follow the kubelet v1.36`},
+			`node.json: status.nodeInfo.kubeletVersion: kubelet version "v1.31.2": older than 1.34, ` +
+				`the oldest supported: using kubelet 1.34 semantics`},
+		{"a node without a kubelet version warns and follows 1.36",
+			func(t *testing.T, f map[string]string) {
+				replace(t, f, FileNode, `"kubeletVersion": "v1.36.3"`, `"kubeletVersion": ""`)
+			},
+			`node.json: status.nodeInfo.kubeletVersion: kubelet version unknown: using kubelet 1.36 semantics`},
 		{"two pod stats with one uid",
 			func(t *testing.T, f map[string]string) {
 				replace(t, f, FileSummary, `"uid": "uid-b"`, `"uid": "uid-a"`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kube-pressure/pressure/internal/decision"
 	"io"
 	"os"
 	"time"
@@ -24,6 +25,7 @@ type explainOptions struct {
 	output         string
 	agentConfig    string
 	kubeletTimeout time.Duration
+	kubeletVersion string
 	local          localFlags
 }
 
@@ -49,6 +51,8 @@ the settings of --agent-config or the agent's defaults.`,
 			return o.run(cmd, flags, streams, args)
 		},
 	}
+	cmd.Flags().StringVar(&o.kubeletVersion, "kubelet-version", "", "follow the eviction semantics of this kubelet `VERSION` "+
+		"(e.g. v1.34.4) instead of the node's status.nodeInfo.kubeletVersion")
 	cmd.Flags().StringVar(&o.snapshot, "snapshot", "", "explain the snapshot directory `DIR` (written by kubectl pressure snapshot) instead of a live node")
 	addOutputFlag(cmd, &o.output, "text never wrapped; text wraps its prose at $COLUMNS or the terminal's width")
 	cmd.Flags().StringVar(&o.agentConfig, "agent-config", "", "predict pressure-agent with the settings of this `FILE` (an "+
@@ -79,6 +83,9 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 			return err
 		}
 		in.Warnings = append(in.Warnings, configWarnings(o.local.opts.KubeletConfig)...)
+		if o.kubeletVersion != "" {
+			in.Semantics = decision.ResolveSemantics(o.kubeletVersion)
+		}
 		in.Agent = agent
 		return render(streams, explain.Build(in), o.output)
 	}
@@ -89,6 +96,9 @@ func (o explainOptions) run(cmd *cobra.Command, flags *genericclioptions.ConfigF
 	in, err := ExplainInput(snap, source, now)
 	if err != nil {
 		return err
+	}
+	if o.kubeletVersion != "" {
+		in.Semantics = KubeletSemantics(snap, o.kubeletVersion)
 	}
 	in.Agent = agent
 	return render(streams, explain.Build(in), o.output)

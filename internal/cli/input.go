@@ -34,7 +34,7 @@ func ExplainInput(s *Snapshot, source string, now time.Time) (explain.Input, err
 		Snapshot: kubeconv.Snapshot(&s.Summary)}
 	in.DisableLocalStorageCapacityIsolation = !s.KubeletConfig.LocalStorageCapacityIsolation()
 	in.Unavailable = s.Unavailable
-	in.Warnings = append(in.Warnings, kubeletVersionWarning(s)...)
+	in.Semantics = KubeletSemantics(s, "")
 	in.Warnings = append(in.Warnings, s.KubeletConfig.Warnings...)
 	in.Warnings = append(in.Warnings, hugeNumbers(s.Origin[FileSummary], s.Raw[FileSummary])...)
 	in.Warnings = append(in.Warnings, hugeQuantities(s.Origin[FileKubeletConfig], s.Raw[FileKubeletConfig])...)

@@ -76,9 +76,9 @@ func hasLongerLine(s string, n int) bool {
 // warnings; text and wide show them in their WARNINGS section only.
 func TestMachineOutputsSayTheWarningsOnStderr(t *testing.T) {
 	dir := copySeed(t, func(f map[string]string) {
-		replace(t, f, FileNode, `"status": {`, `"status": {"nodeInfo": {"kubeletVersion": "v1.35.2"},`)
+		replace(t, f, FileNode, `"kubeletVersion": "v1.36.3"`, `"kubeletVersion": "v1.31.2"`)
 	})
-	want := "Warning: " + filepath.Join(dir, FileNode) + `: status.nodeInfo.kubeletVersion is "v1.35.2"`
+	want := "Warning: " + filepath.Join(dir, FileNode) + `: status.nodeInfo.kubeletVersion: kubelet version "v1.31.2"`
 	for _, output := range []string{"json", "yaml", "jsonpath={.node}", "go-template={{.node}}", "text", "wide"} {
 		out, stderr, err := runCLIStderr(t, "explain", "--snapshot", dir, "-o", output)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -25,7 +24,10 @@ type LoadedRecording struct {
 	Kubelet   kubeconv.KubeletConfig
 	// KubeletFile names the kubelet-config.json the configuration came from.
 	KubeletFile string
-	Warnings    []string
+	// KubeletVersion is the first snapshot's status.nodeInfo.kubeletVersion ("" when absent), read from
+	// VersionFile.
+	KubeletVersion, VersionFile string
+	Warnings                    []string
 }
 
 // recordedPod accumulates what the snapshots say about one pod.
@@ -56,6 +58,7 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 		if i == 0 {
 			out.Recording.Node, out.Kubelet, out.KubeletFile = snap.Node.Name, snap.KubeletConfig, snap.Origin[FileKubeletConfig]
 			firstConfig = snap.Raw[FileKubeletConfig]
+			out.KubeletVersion, out.VersionFile = snap.Node.Status.NodeInfo.KubeletVersion, snap.Origin[FileNode]
 			out.Recording.Start = st.at
 		} else if !bytes.Equal(bytes.TrimSpace(firstConfig), bytes.TrimSpace(snap.Raw[FileKubeletConfig])) && len(out.Warnings) == 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the kubelet configuration differs from the first "+
@@ -176,7 +179,7 @@ func decisions(pods []sim.RecordedPod) []sim.MemorySample {
 		if p.Info.End != sim.EndEvicted || m == nil {
 			continue
 		}
-		q, err := resource.ParseQuantity(m[1])
+		q, err := threshold.ParseQuantity(m[1])
 		if err != nil {
 			continue
 		}

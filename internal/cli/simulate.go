@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kube-pressure/pressure/internal/decision"
 	"math/rand"
 	"os"
 	"time"
@@ -29,6 +30,8 @@ type simulateOptions struct {
 	sets          []string
 	seed          int64
 	noAgent       bool
+	// kubeletVersion overrides the recorded node's kubelet version (--kubelet-version).
+	kubeletVersion string
 }
 
 func newSimulateCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -63,6 +66,8 @@ a KubeletConfiguration field (evictionHard.memory.available=500Mi), an AgentConf
 		"agent.FIELD or timing.FIELD")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the model's random choices (default: the scenario's seed)")
 	f.BoolVar(&o.noAgent, "no-agent", false, "simulate the kubelet alone")
+	f.StringVar(&o.kubeletVersion, "kubelet-version", "", "follow the eviction semantics of this kubelet `VERSION` (e.g. "+
+		"v1.37.2) instead of the recorded node's (a scenario: v1.36)")
 	return cmd
 }
 
@@ -80,6 +85,9 @@ func (o simulateOptions) run(cmd *cobra.Command, streams genericiooptions.IOStre
 	}
 	if cmd.Flags().Changed("seed") {
 		in.seed = o.seed
+	}
+	if o.kubeletVersion != "" {
+		in.kubeletVersion, in.versionOrigin = o.kubeletVersion, "--kubelet-version"
 	}
 	if err := o.replaceConfigs(in); err != nil {
 		return err
@@ -139,7 +147,25 @@ type simInput struct {
 	timing      whatIfTiming
 	scenario    *scenario.Scenario
 	recording   *sim.Recording
-	notes       []string
+	// kubeletVersion is the recorded node's status.nodeInfo.kubeletVersion or --kubelet-version;
+	// versionOrigin says which ("" for a scenario without --kubelet-version: the pinned 1.36).
+	kubeletVersion, versionOrigin string
+	notes                         []string
+}
+
+// semantics resolves the kubelet semantics of the run; a warning (a recording without a version, an
+// unsupported version) becomes a note.
+func (in *simInput) semantics() decision.Semantics {
+	if in.versionOrigin == "" {
+		sem := in.kubelet.Semantics("") // a scenario models the pinned kubelet: no warning
+		sem.Warning = ""
+		return sem
+	}
+	sem := in.kubelet.Semantics(in.kubeletVersion)
+	if sem.Warning != "" {
+		in.notes = append(in.notes, in.versionOrigin+": "+sem.Warning)
+	}
+	return sem
 }
 
 // whatIfTiming is what timing.FIELD of --set changes.
@@ -162,6 +188,7 @@ func loadSimInput(path string) (*simInput, error) {
 		}
 		in := &simInput{source: "recording " + path, node: rec.Recording.Node, kubelet: rec.Kubelet,
 			kubeletOrigin: rec.KubeletFile, recording: &rec.Recording, notes: rec.Warnings,
+			kubeletVersion: rec.KubeletVersion, versionOrigin: rec.VersionFile + ": status.nodeInfo.kubeletVersion",
 			timing: whatIfTiming{Timing: sim.DefaultTiming()}}
 		in.notes = append(in.notes, fmt.Sprintf("recording of %d snapshots; pod stats are replayed as the recording's "+
 			"Summary served them (cAdvisor's cache)", rec.Recording.Snapshots))
@@ -231,7 +258,7 @@ func (in *simInput) options(sets []assignment, noAgent bool) (sim.Options, sim.W
 	o := sim.Options{Node: in.node, Source: in.source, Seed: in.seed, Kubelet: cfg, Timing: t,
 		DisableLocalStorageCapacityIsolation: in.kubelet.Config.LocalStorageCapacityIsolation != nil &&
 			!*in.kubelet.Config.LocalStorageCapacityIsolation,
-		AgentTaintKey: loopbreaker.TaintKey}
+		AgentTaintKey: loopbreaker.TaintKey, KubeletSemantics: in.semantics()}
 	if !noAgent {
 		if err := in.agentOptions(&o, raw); err != nil {
 			return sim.Options{}, nil, err

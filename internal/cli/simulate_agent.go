@@ -30,7 +30,7 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 	if err != nil {
 		return err
 	}
-	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), kubelet)
+	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), kubelet, o.KubeletSemantics)
 	n := cfg.Notifiers
 	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentPollDelta,
 		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}

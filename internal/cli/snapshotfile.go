@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/kube-pressure/pressure/internal/fileerr"
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // FileError is a problem with one file of a snapshot (or one live endpoint): the file, the JSON
@@ -100,7 +99,7 @@ func walkBad(v any, path, key string) string {
 
 func badString(key, s string) bool {
 	if quantityParents[key] {
-		_, err := resource.ParseQuantity(s)
+		_, err := threshold.ParseQuantity(s)
 		return err != nil
 	}
 	if strings.HasSuffix(key, "Time") || strings.HasSuffix(key, "Timestamp") || key == "time" {

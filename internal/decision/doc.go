@@ -37,5 +37,9 @@
 // which pods would go if the pressure persisted: first the pods over a local ephemeral-storage limit,
 // which the next step evicts together (met threshold or not), then the whole ranking of the others.
 //
+// Input.Semantics picks the kubelet release to follow (1.34 to 1.37, with the feature gates that change a
+// decision; ResolveSemantics reads a node's kubeletVersion). The zero value is the pinned 1.36.
+// docs/kubelet-versions.md lists every difference and where it is applied.
+//
 // The package is pure: no I/O, clock, logging or goroutines.
 package decision

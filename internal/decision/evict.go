@@ -111,7 +111,7 @@ func actOn(d *Decision, in Input, toAct []ThresholdID) {
 			d.Trace.add(KindSkip, podName(e.Candidate), "cannot evict a critical pod ("+e.Candidate.CriticalReason+")")
 			continue
 		}
-		ev := pressureEviction(cfg, acted, in.Snapshot.Observations, e.Candidate, decidedBy(r, i))
+		ev := pressureEviction(cfg, acted, in.Snapshot.Observations, e.Candidate, decidedBy(r, i), in.Semantics)
 		d.Evictions = append(d.Evictions, ev)
 		d.Trace.add(KindEvict, podName(e.Candidate), fmt.Sprintf("%s grace override %ds effective %ds, message %q",
 			ev.MetricLabel, ev.Grace.Override, ev.Grace.Effective, ev.Message))
@@ -152,7 +152,7 @@ func nodeReclaimed(d *Decision, in Input, sig signal.Signal) bool {
 
 // pressureEviction builds the eviction of c for the acted-on thresholds.
 func pressureEviction(cfg threshold.Config, acted []ThresholdID, obs map[signal.Signal]signal.Observation,
-	c rank.Candidate, by rank.Key) Eviction {
+	c rank.Candidate, by rank.Key, sem Semantics) Eviction {
 	chosen := cfg.Thresholds[acted[0]]
 	res := chosen.Signal.Resource()
 	msg, ann := evictionMessage(res, c, cfg, acted, obs)
@@ -160,7 +160,7 @@ func pressureEviction(cfg threshold.Config, acted []ThresholdID, obs map[signal.
 		UID: c.UID, Namespace: c.Namespace, Name: c.Name, Path: PathPressure,
 		Threshold: acted[0], Signal: chosen.Signal, MetricLabel: string(chosen.Signal),
 		Message: msg, Annotations: ann,
-		Grace:     killGrace(chosen.IsHard(), cfg.MaxPodGracePeriodSeconds, c),
+		Grace:     killGrace(chosen.IsHard(), cfg.MaxPodGracePeriodSeconds, c, sem),
 		Condition: &PodCondition{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet", Message: msg},
 		DecidedBy: by,
 	}

@@ -7,12 +7,13 @@ import "github.com/kube-pressure/pressure/internal/rank"
 const immediateGraceSeconds = 1
 
 // killGrace returns the grace of a pressure eviction: 1 s for a hard threshold; for a soft threshold
-// evictionMaxPodGracePeriod, or min(max, terminationGracePeriodSeconds) when the pod sets it.
-func killGrace(hard bool, maxPodGrace int32, c rank.Candidate) Grace {
+// evictionMaxPodGracePeriod, or min(max, terminationGracePeriodSeconds) when the pod sets it (not on a
+// 1.34 kubelet with AllowOverwriteTerminationGracePeriodSeconds on: there the max alone).
+func killGrace(hard bool, maxPodGrace int32, c rank.Candidate, sem Semantics) Grace {
 	override := int64(immediateGraceSeconds)
 	if !hard {
 		override = int64(maxPodGrace)
-		if c.TerminationGracePeriodSeconds != nil {
+		if c.TerminationGracePeriodSeconds != nil && !sem.softGraceIgnoresPod() {
 			override = min(override, *c.TerminationGracePeriodSeconds)
 		}
 	}

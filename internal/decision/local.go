@@ -37,16 +37,16 @@ type localResult struct {
 // ephemeral-storage limit checks that fires evicts the pod (grace 1 s, no annotations, no condition).
 // Critical pods are never evicted; the refusal stops that check and the next check runs, so a
 // critical pod is refused once per check that fires; it is returned once, with its first.
-func localStorageScan(cands []rank.Candidate, layout signal.FilesystemLayout, tr *Trace) (evicted, refused []localResult) {
+func localStorageScan(cands []rank.Candidate, layout signal.FilesystemLayout, sem Semantics, tr *Trace) (evicted, refused []localResult) {
 	for i, c := range cands {
 		if c.Stats == nil {
 			continue
 		}
 		first := true
-		for _, check := range []func(rank.Candidate, signal.FilesystemLayout) (localHit, bool){
+		for _, check := range []func(rank.Candidate, signal.FilesystemLayout, Semantics) (localHit, bool){
 			emptyDirCheck, podLimitCheck, containerLimitCheck,
 		} {
-			hit, fired := check(c, layout)
+			hit, fired := check(c, layout, sem)
 			if !fired {
 				continue
 			}
@@ -71,8 +71,8 @@ func localStorageScan(cands []rank.Candidate, layout signal.FilesystemLayout, tr
 }
 
 // localStorageEvictions returns the evictions of the local-storage path.
-func localStorageEvictions(cands []rank.Candidate, layout signal.FilesystemLayout, tr *Trace) []Eviction {
-	evicted, _ := localStorageScan(cands, layout, tr)
+func localStorageEvictions(cands []rank.Candidate, layout signal.FilesystemLayout, sem Semantics, tr *Trace) []Eviction {
+	evicted, _ := localStorageScan(cands, layout, sem, tr)
 	var out []Eviction
 	for _, r := range evicted {
 		out = append(out, r.ev)
@@ -81,13 +81,17 @@ func localStorageEvictions(cands []rank.Candidate, layout signal.FilesystemLayou
 }
 
 // emptyDirCheck fires for the first emptyDir (spec order) with sizeLimit > 0 whose used bytes exceed it.
-func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool) {
+// A 1.37 kubelet with InPlacePodVerticalScalingMemoryBackedVolumes skips memory-backed emptyDirs.
+func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout, sem Semantics) (localHit, bool) {
 	used := map[string]*uint64{}
 	for _, vs := range c.Stats.Volumes {
 		used[vs.Name] = vs.UsedBytes // the kubelet keeps the last entry of a name
 	}
 	for _, v := range c.Volumes {
 		if v.Kind != rank.VolumeEmptyDir || v.SizeLimit == nil || v.SizeLimit.Value <= 0 {
+			continue
+		}
+		if v.Medium == "Memory" && sem.memoryEmptyDirExempt() {
 			continue
 		}
 		if u := used[v.Name]; u != nil && v.SizeLimit.ExceededBy(int64(*u)) {
@@ -100,7 +104,7 @@ func emptyDirCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool)
 }
 
 // podLimitCheck fires when the pod's ephemeral-storage usage exceeds its total ephemeral-storage limit.
-func podLimitCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool) {
+func podLimitCheck(c rank.Candidate, _ signal.FilesystemLayout, _ Semantics) (localHit, bool) {
 	if c.EphemeralStorageLimit == nil {
 		return localHit{}, false
 	}
@@ -115,12 +119,14 @@ func podLimitCheck(c rank.Candidate, _ signal.FilesystemLayout) (localHit, bool)
 }
 
 // containerLimitCheck fires for the first container (stats order) whose logs (+ rootfs without a
-// dedicated imagefs) exceed its non-zero ephemeral-storage limit. Only regular containers have limits here.
-func containerLimitCheck(c rank.Candidate, layout signal.FilesystemLayout) (localHit, bool) {
+// dedicated imagefs) exceed its non-zero ephemeral-storage limit. Regular containers have limits here,
+// and from 1.37 on sidecars (restartable init containers) too.
+func containerLimitCheck(c rank.Candidate, layout signal.FilesystemLayout, sem Semantics) (localHit, bool) {
 	limits := map[string]rank.Amount{}
 	for _, ct := range c.Containers {
-		if (ct.Kind == rank.ContainerRegular || ct.Kind == "") && ct.EphemeralStorageLimit != nil &&
-			ct.EphemeralStorageLimit.Value != 0 {
+		counted := ct.Kind == rank.ContainerRegular || ct.Kind == "" ||
+			(ct.Kind == rank.ContainerSidecar && sem.sidecarEphemeralLimits())
+		if counted && ct.EphemeralStorageLimit != nil && ct.EphemeralStorageLimit.Value != 0 {
 			limits[ct.Name] = *ct.EphemeralStorageLimit
 		}
 	}

@@ -55,7 +55,7 @@ func PredictOrder(st State, in Input, opts PredictOptions) Prediction {
 	obs := in.Snapshot.Observations
 	rest := in.Candidates
 	if !in.DisableLocalStorageCapacityIsolation {
-		rest = predictLocal(&p, in.Candidates, in.Snapshot.Filesystems)
+		rest = predictLocal(&p, in.Candidates, in.Snapshot.Filesystems, in.Semantics)
 	}
 	met := metIDs(cfg, allIDs(cfg), obs, false, &p.Trace, "")
 	if prev := knownIDs(st.ThresholdsMet, len(cfg.Thresholds)); len(prev) > 0 {
@@ -78,7 +78,7 @@ func PredictOrder(st State, in Input, opts PredictOptions) Prediction {
 	traceRanking(&p.Trace, r)
 	for i, e := range r.Entries {
 		p.Order = append(p.Order, Predicted{
-			Eviction:       pressureEviction(cfg, p.Acted, obs, e.Candidate, decidedBy(r, i)),
+			Eviction:       pressureEviction(cfg, p.Acted, obs, e.Candidate, decidedBy(r, i), in.Semantics),
 			Critical:       e.Candidate.Critical,
 			CriticalReason: e.Candidate.CriticalReason,
 		})
@@ -87,8 +87,8 @@ func PredictOrder(st State, in Input, opts PredictOptions) Prediction {
 }
 
 // predictLocal fills the local-storage part of p and returns the candidates left for the ranking.
-func predictLocal(p *Prediction, cands []rank.Candidate, layout signal.FilesystemLayout) []rank.Candidate {
-	evicted, refused := localStorageScan(cands, layout, &p.Trace)
+func predictLocal(p *Prediction, cands []rank.Candidate, layout signal.FilesystemLayout, sem Semantics) []rank.Candidate {
+	evicted, refused := localStorageScan(cands, layout, sem, &p.Trace)
 	for _, r := range refused {
 		p.LocalStorageRefused = append(p.LocalStorageRefused, Predicted{Eviction: r.ev, Critical: true,
 			CriticalReason: cands[r.index].CriticalReason})

@@ -46,7 +46,7 @@ func Step(st State, in Input) (State, Decision) {
 	toAct := freshStats(cfg, passed, obs, st.LastObservations, &d.Trace)
 
 	if !in.DisableLocalStorageCapacityIsolation {
-		if ev := localStorageEvictions(in.Candidates, in.Snapshot.Filesystems, &d.Trace); len(ev) > 0 {
+		if ev := localStorageEvictions(in.Candidates, in.Snapshot.Filesystems, in.Semantics, &d.Trace); len(ev) > 0 {
 			d.Evictions = ev
 			d.Trace.add(KindNothing, "", "local-storage evictions happened: no pressure eviction this step")
 			return next, d

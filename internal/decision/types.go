@@ -42,6 +42,9 @@ type Input struct {
 	// DisableLocalStorageCapacityIsolation turns off the local ephemeral-storage limit path (the
 	// kubelet's localStorageCapacityIsolation=false). The zero value is the kubelet default (on).
 	DisableLocalStorageCapacityIsolation bool
+	// Semantics is the kubelet release (and its feature gates) to follow; the zero value is DefaultMinor
+	// (1.36) with default gates.
+	Semantics Semantics
 	// AfterReclaim holds the observations taken after node-level reclaim (container and image garbage
 	// collection). Leave it nil on the first call: if the step needs node-level reclaim it returns a
 	// provisional Decision with NodeReclaim.Pending set. Run the actions, take a fresh snapshot and call

@@ -27,11 +27,12 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	for _, c := range in.Candidates {
 		pods = append(pods, policy.Pod{Candidate: c, DeletionTimestamp: in.DeletionTimestamps[c.UID]})
 	}
-	_, plan := policy.Step(policy.State{}, policy.Input{Now: now, Config: settings.Config, Kubelet: kubelet,
+	_, plan := policy.Step(policy.State{}, policy.Input{Now: now, Config: settings.Config, Kubelet: kubelet, KubeletSemantics: in.Semantics,
 		Snapshot: in.Snapshot, Pods: pods, Reclaimable: in.Reclaimable, Persisting: true})
 	ps := &Pressure{Settings: settings.Source, Policy: string(plan.Policy), ThresholdsMet: []string{}, NodeConditions: []string{},
 		Victims: []AgentVictim{}, Differences: []string{}}
 	ps.Reclaim = agentReclaim(plan.Reclaim)
+	ps.ReclaimActions = agentReclaimActions(plan)
 	ps.Thresholds = agentThresholds(derived, plan.Thresholds, settings.Config, reclaimObservations(in.Snapshot.Observations, plan.Reclaim),
 		plan.Headroom)
 	for _, sp := range plan.Pressure {

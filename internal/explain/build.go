@@ -16,6 +16,9 @@ import (
 func Build(in Input) Report {
 	r := Report{Node: in.Node, Source: in.Source, Now: in.Now, Warnings: append([]string{}, in.Warnings...),
 		Unavailable: append([]string(nil), in.Unavailable...)}
+	if in.Semantics.Warning != "" {
+		r.Warnings = append(r.Warnings, in.Semantics.Warning)
+	}
 	if r.Now.IsZero() {
 		r.Now = newestStats(in.Snapshot)
 	}

@@ -15,11 +15,13 @@ import (
 // predict runs decision.PredictOrder as if the pressure persisted and renders the result.
 func predict(in Input, now time.Time) Kubelet {
 	k := Kubelet{LocalStorageCapacityIsolation: !in.DisableLocalStorageCapacityIsolation, ThresholdsMet: []string{},
-		NodeConditions: []string{}, EvictionOrder: []Victim{}}
+		NodeConditions: []string{}, EvictionOrder: []Victim{}, Semantics: in.Semantics}
+	k.Semantics.Minor = in.Semantics.MinorOrDefault()
 	cands := append([]rank.Candidate{}, in.Candidates...)
 	sort.SliceStable(cands, func(i, j int) bool { return podKey(cands[i]) < podKey(cands[j]) })
 	p := decision.PredictOrder(decision.State{}, decision.Input{Now: now, Snapshot: in.Snapshot, Candidates: cands,
-		Config: in.Config, DisableLocalStorageCapacityIsolation: in.DisableLocalStorageCapacityIsolation},
+		Config: in.Config, DisableLocalStorageCapacityIsolation: in.DisableLocalStorageCapacityIsolation,
+		Semantics: in.Semantics},
 		decision.PredictOptions{IgnoreGrace: true})
 	k.EvictionOrder = localVictims(p, cands, now)
 	nLocal := len(k.EvictionOrder)

@@ -37,6 +37,45 @@ type AgentReclaim struct {
 	reclaimable, inactv int64
 }
 
+// AgentReclaimAction is one reclaim of the reclaim rung: Planned true when the agent would carry it out
+// instead of evicting, false when the rung is off and it would have avoided the eviction.
+type AgentReclaimAction struct {
+	Signal string `json:"signal"`
+	// Target is the pod (namespace/name) or "the pods cgroup"; UID is the pod's ("" for the pods cgroup).
+	Target string `json:"target"`
+	UID    string `json:"uid,omitempty"`
+	// Bytes is what would be asked of the kernel; Reclaimable the target's reclaimable file pages.
+	Bytes       string `json:"bytes"`
+	Reclaimable string `json:"reclaimable"`
+	Planned     bool   `json:"planned"`
+	// Says is the sentence the text output prints.
+	Says string `json:"says"`
+}
+
+// agentReclaimActions converts the plan's reclaim requests (planned first, then the avoidable ones).
+func agentReclaimActions(plan policy.Plan) []AgentReclaimAction {
+	var out []AgentReclaimAction
+	add := func(q policy.ReclaimRequest, planned bool) {
+		a := AgentReclaimAction{Signal: string(q.Signal), Target: q.Target(), UID: q.Pod.UID, Bytes: exact(q.Bytes, unitBytes),
+			Reclaimable: exact(q.Reclaimable, unitBytes), Planned: planned}
+		if planned {
+			a.Says = fmt.Sprintf("would reclaim %s of file pages from %s instead of evicting (%s)", human(q.Bytes, unitBytes),
+				q.Target(), q.Signal)
+		} else {
+			a.Says = fmt.Sprintf("reclaiming %s of file pages from %s would have avoided this eviction (%s); the reclaim rung "+
+				"is off (reclaim.action.enabled, and the chart's writable cgroup option)", human(q.Bytes, unitBytes), q.Target(), q.Signal)
+		}
+		out = append(out, a)
+	}
+	for _, q := range plan.Reclaims {
+		add(q, true)
+	}
+	for _, q := range plan.ReclaimAvoidable {
+		add(q, false)
+	}
+	return out
+}
+
 // agentReclaim converts the plan's reclaim views.
 func agentReclaim(views []policy.ReclaimView) []AgentReclaim {
 	var out []AgentReclaim
@@ -117,6 +156,17 @@ func hardThreshold(ts []AgentThreshold, sig signal.Signal) (int64, bool) {
 		}
 	}
 	return best, found
+}
+
+// reclaimActions prints the reclaim rung's sentences.
+func (p *printer) reclaimActions(as []AgentReclaimAction) {
+	if len(as) == 0 {
+		return
+	}
+	p.printf("\n")
+	for _, a := range as {
+		p.prose("  ", "", a.Says)
+	}
 }
 
 func (p *printer) reclaim(rs []AgentReclaim) {

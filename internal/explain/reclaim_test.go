@@ -93,3 +93,51 @@ func TestReclaimAwareWithoutMemoryStatSaysItActsOnTheWorkingSet(t *testing.T) {
 		t.Errorf("differences %q lack %q", ps.Differences, want)
 	}
 }
+
+// rungNode is cacheNode with the kubelet's working set at 200Mi: within 128Mi of the kubelet's 100Mi,
+// above it, while the estimate leaves 1.7Gi.
+func rungNode(t *testing.T, enabled bool) Input {
+	in := cacheNode(t, 0.4)
+	in.Snapshot.Observations[signal.AllocatableMemoryAvailable] = signal.Observation{Available: 200 * mi, Capacity: 2 * gi, Time: t0}
+	in.Agent.Config.Reclaim.Action.Enabled = enabled
+	in.Agent.Config.Reclaim.KubeletHorizon = 0 // one snapshot has no trend: the fixed margin
+	return in
+}
+
+func TestTheReclaimRungSaysWhatItWouldReclaimInsteadOfEvicting(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		enabled bool
+		victims int
+		want    string
+	}{
+		{"rung on: reclaim, no eviction", true, 0, "would reclaim 356Mi of file pages from ns/reader instead of evicting (allocatableMemory.available)"},
+		{"rung off: the eviction, and what would have avoided it", false, 1,
+			"reclaiming 356Mi of file pages from ns/reader would have avoided this eviction (allocatableMemory.available)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Build(rungNode(t, tc.enabled))
+			ps := r.Pressure
+			if len(ps.Victims) != tc.victims || len(ps.ReclaimActions) != 1 || ps.ReclaimActions[0].Planned != tc.enabled {
+				t.Fatalf("victims %+v reclaim actions %+v, want %d victims and one reclaim (planned %t)", ps.Victims,
+					ps.ReclaimActions, tc.victims, tc.enabled)
+			}
+			if a := ps.ReclaimActions[0]; a.Target != "ns/reader" || a.Bytes != "373293056" || !strings.HasPrefix(a.Says, tc.want) {
+				t.Errorf("reclaim action %+v, want ns/reader, 356Mi, saying %q", a, tc.want)
+			}
+			var text, js bytes.Buffer
+			if err := Text(&text, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := JSON(&js, r); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(strings.Fields(text.String()), " "), tc.want) {
+				t.Errorf("text lacks %q:\n%s", tc.want, text.String())
+			}
+			if !strings.Contains(js.String(), `"reclaimActions"`) {
+				t.Errorf("JSON lacks reclaimActions:\n%s", js.String())
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"github.com/kube-pressure/pressure/internal/decision"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -27,6 +28,9 @@ type Input struct {
 	// DisableLocalStorageCapacityIsolation is the kubelet's localStorageCapacityIsolation=false: no
 	// eviction for emptyDir sizeLimit and ephemeral-storage limits. The zero value is the default (on).
 	DisableLocalStorageCapacityIsolation bool
+	// Semantics is the kubelet release whose eviction manager the prediction follows (the node's
+	// status.nodeInfo.kubeletVersion or an override, and /configz's feature gates); zero = 1.36.
+	Semantics decision.Semantics
 	// Snapshot holds the observations, per-pod stats and filesystem layout.
 	Snapshot signal.Snapshot
 	// Candidates are the node's active pods, with Stats set from Snapshot.Pods.
@@ -168,6 +172,8 @@ type SignalRow struct {
 // limit, which the kubelet evicts at its next synchronize whether or not a threshold is met; the
 // rest is empty when no threshold is met.
 type Kubelet struct {
+	// Semantics is the kubelet release (minor, reported version, feature gates) the prediction follows.
+	Semantics decision.Semantics `json:"semantics"`
 	// LocalStorageCapacityIsolation is the kubelet setting that enables the local-storage evictions.
 	LocalStorageCapacityIsolation bool `json:"localStorageCapacityIsolation"`
 	// ThresholdsMet are the signals of the thresholds met, in the order the kubelet acts on them.
@@ -245,6 +251,10 @@ type Pressure struct {
 	// Reclaim is, for policy reclaim-aware, each memory signal by the working set and by the
 	// non-reclaimable estimate, and what the agent acts on.
 	Reclaim []AgentReclaim `json:"reclaim,omitempty"`
+	// ReclaimActions are, for policy reclaim-aware, the reclaims of page cache the agent would ask for
+	// instead of evicting (the reclaim rung, reclaim.action.enabled), or, with the rung off, the ones that
+	// would have avoided the eviction.
+	ReclaimActions []AgentReclaimAction `json:"reclaimActions,omitempty"`
 	// Thresholds are the agent's thresholds, one per configured kubelet threshold, in the same order.
 	Thresholds []AgentThreshold `json:"thresholds"`
 	// ThresholdsMet are the signals the agent's thresholds put under pressure.

@@ -2,12 +2,13 @@ package explain
 
 import (
 	"fmt"
+	"github.com/kube-pressure/pressure/internal/decision"
 	"strings"
 	"time"
 )
 
 func (p *printer) kubelet(k Kubelet) {
-	p.section("KUBELET: what the kubelet v1.36 would do if the pressure persisted")
+	p.section("KUBELET: what the " + semanticsWords(k.Semantics) + " would do if the pressure persisted")
 	local, ranked := splitLocal(k.EvictionOrder)
 	if len(k.ThresholdsMet) == 0 && len(local) == 0 {
 		p.notes(k.Notes)
@@ -104,4 +105,21 @@ func (p *printer) notes(ns []string) {
 	for _, n := range ns {
 		p.prose("    ", "- ", n)
 	}
+}
+
+// semanticsWords names the kubelet whose semantics the prediction follows: "kubelet v1.37 (node
+// reports v1.37.2)"; just "kubelet v1.36" when no version is known and no gate is on.
+func semanticsWords(s decision.Semantics) string {
+	out := fmt.Sprintf("kubelet v1.%d", s.MinorOrDefault())
+	var extra []string
+	if s.Version != "" {
+		extra = append(extra, "node reports "+s.Version)
+	}
+	if on := s.Gates.On(); len(on) > 0 {
+		extra = append(extra, "gates on: "+strings.Join(on, ", "))
+	}
+	if len(extra) > 0 {
+		out += " (" + strings.Join(extra, "; ") + ")"
+	}
+	return out
 }

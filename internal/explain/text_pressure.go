@@ -15,6 +15,7 @@ func (p *printer) pressure(ps *Pressure) {
 	p.printf("\n")
 	p.agentThresholds(ps.Thresholds)
 	p.reclaim(ps.Reclaim)
+	p.reclaimActions(ps.ReclaimActions)
 	if len(ps.ThresholdsMet) > 0 {
 		p.printf("\n")
 		rows := [][]string{{"thresholds met:", strings.Join(ps.ThresholdsMet, ", ")},

@@ -7,12 +7,12 @@ import (
 	"unique"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-pressure/pressure/internal/evidence"
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // cachedPod is all the informer keeps of a pod: the PodInfo fields Select and the evidence read,
@@ -164,7 +164,7 @@ func parseList(s string) v1.ResourceList {
 		if !ok {
 			continue
 		}
-		if q, err := resource.ParseQuantity(val); err == nil {
+		if q, err := threshold.ParseQuantity(val); err == nil {
 			l[v1.ResourceName(name)] = q
 		}
 	}

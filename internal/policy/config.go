@@ -51,14 +51,44 @@ type ReclaimConfig struct {
 	// threshold, the kubelet is about to evict whatever the estimate says, so the policy acts on the
 	// working set too (with its own ranking) rather than leave the eviction to the kubelet.
 	KubeletMargin int64
+	// KubeletHorizon: without the reclaim rung (Action disabled, or the shell cannot reclaim), the
+	// backstop acts only when the kubelet would really act: the working set is already below the
+	// kubelet's threshold, or falls fast enough to cross it within KubeletHorizon (its fall since the
+	// last step). A steady page-cache pod above the kubelet's threshold is left alone. 0: the fixed
+	// KubeletMargin alone, as before.
+	KubeletHorizon time.Duration
+	// Action is the reclaim rung (rung.go): off by default.
+	Action ReclaimAction
+}
+
+// ReclaimAction is the reclaim rung of policy ReclaimAware: when the gap between the kubelet's working
+// set and the non-reclaimable estimate is what puts a memory signal under its threshold, the plan asks
+// the shell to reclaim the file pages of the pods that hold them (memory.reclaim, force_empty) instead of
+// evicting.
+type ReclaimAction struct {
+	// Enabled turns the rung on (the shell must also be able to write the cgroup files:
+	// Input.ReclaimUnavailable).
+	Enabled bool
+	// MaxBytes bounds the bytes one step asks to reclaim, all targets together.
+	MaxBytes int64
+	// Settle is how long a planned reclaim has to bring the signal back before the policy evicts.
+	Settle time.Duration
+	// MinInterval is the shortest time between two reclaims of one signal (the rate bound): within it
+	// the backstop evicts as without the rung.
+	MinInterval time.Duration
 }
 
 // DefaultReclaimConfig: PSI some 10% or full 5% over 10 s, activations of 1Mi/s, a 10 s window, a
 // 128Mi margin above the kubelet's threshold (half a second at 256 MiB/s).
 func DefaultReclaimConfig() ReclaimConfig {
 	return ReclaimConfig{PSISomeAvg10: 10, PSIFullAvg10: 5, RefaultRate: 1 << 20, RefaultWindow: 10 * time.Second,
-		MinRateSpan: time.Second, KubeletMargin: 128 << 20}
+		MinRateSpan: time.Second, KubeletMargin: 128 << 20, KubeletHorizon: DefaultKubeletHorizon,
+		Action: ReclaimAction{MaxBytes: 2 << 30, Settle: 3 * time.Second, MinInterval: 10 * time.Second}}
 }
+
+// DefaultKubeletHorizon is how far ahead the backstop projects the working set's fall without the
+// reclaim rung: the kubelet's housekeeping interval (10 s), within which it would see the crossing.
+const DefaultKubeletHorizon = 10 * time.Second
 
 // Headroom is how far above the kubelet's hard threshold of each signal the Pressure policy acts: an
 // absolute amount or a fraction of the signal's capacity (threshold.Value). A signal without an entry
@@ -210,6 +240,13 @@ func (r ReclaimConfig) validate() []error {
 	pct("psiFullAvg10", r.PSIFullAvg10)
 	if r.RefaultRate < 0 || r.KubeletMargin < 0 {
 		errs = append(errs, fmt.Errorf("reclaim.refaultRate/kubeletMargin %d/%d: must be >= 0", r.RefaultRate, r.KubeletMargin))
+	}
+	if r.KubeletHorizon < 0 || r.Action.MaxBytes < 0 || r.Action.Settle < 0 || r.Action.MinInterval < 0 {
+		errs = append(errs, fmt.Errorf("reclaim.kubeletHorizon/action.maxBytes/action.settle/action.minInterval %s/%d/%s/%s: must be >= 0",
+			r.KubeletHorizon, r.Action.MaxBytes, r.Action.Settle, r.Action.MinInterval))
+	}
+	if r.Action.Enabled && r.Action.MaxBytes == 0 {
+		errs = append(errs, fmt.Errorf("reclaim.action.maxBytes 0: must be positive when the reclaim rung is enabled"))
 	}
 	if r.MinRateSpan <= 0 || r.RefaultWindow < 2*r.MinRateSpan {
 		errs = append(errs, fmt.Errorf("reclaim.refaultWindow/minRateSpan %s/%s: minRateSpan must be positive and the window at least twice it",

@@ -36,7 +36,11 @@
 //     ReclaimConfig.KubeletMargin of the kubelet's own threshold (the kubelet evicts there whatever the
 //     estimate says). Pods are ranked by their non-reclaimable usage
 //     above request. Where the estimate is unknown (no memory.stat, or no refault rate yet while PSI is
-//     not low) the signal is acted on as Pressure does. Plan.Reclaim records each view.
+//     not low) the signal is acted on as Pressure does. Plan.Reclaim records each view. Without the
+//     reclaim rung the backstop also needs the kubelet to really act (ReclaimConfig.KubeletHorizon:
+//     below its threshold, or falling across it soon). With the rung (ReclaimConfig.Action, rung.go),
+//     a backstop eviction that only the cache gap causes becomes Plan.Reclaims (pods' page cache to
+//     reclaim, outcomes back in Input.Reclaims), and the eviction waits for the reclaim to settle.
 //
 // The Plan lists what to carry out: evictions (with their rank, expected release and why), SIGKILLs of
 // pods the memory trend says the OOM killer would reach before their eviction completes

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/kube-pressure/pressure/internal/decision"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/rank"
@@ -18,6 +19,9 @@ type Input struct {
 	// derives the containerfs thresholds from the first snapshot's filesystem layout, as the kubelet does
 	// on its first synchronize, and keeps that layout in the State.
 	Kubelet threshold.Config
+	// KubeletSemantics is the node's kubelet release and feature gates (from the Node's
+	// status.nodeInfo.kubeletVersion and /configz); the zero value is the pinned 1.36.
+	KubeletSemantics decision.Semantics
 	// Snapshot is the node as read at Now, raw (no credit applied). A snapshot without observations
 	// means the node could not be read: Step then applies the outcomes and plans nothing.
 	Snapshot signal.Snapshot
@@ -33,6 +37,12 @@ type Input struct {
 	// shell estimated it; nil when unknown (a disk step that asks for reclaim is then completed as
 	// "reclaim freed nothing" and pods are evicted).
 	Reclaimable *Reclaimable
+	// ReclaimUnavailable says why the shell cannot reclaim a cgroup's memory ("" when it can): no
+	// writable memory.reclaim or memory.force_empty (the chart option is off). The reclaim rung is then
+	// off: the policy behaves as without it and says when a reclaim would have avoided an eviction.
+	ReclaimUnavailable string
+	// Reclaims are the outcomes of the reclaims of earlier Plans (Plan.Reclaims) since the last Step.
+	Reclaims []ReclaimOutcome
 	// Persisting predicts instead of deciding now: every met threshold is treated as met past its grace
 	// period (kubectl pressure explain: "if the pressure persisted"). Leave it false in the agent.
 	Persisting bool
@@ -133,5 +143,18 @@ type Outcome struct {
 	Result Result
 	API    Contact
 	// At is when the action ended (the backoff runs from it).
+	At time.Time
+}
+
+// ReclaimOutcome is what one planned reclaim (a ReclaimRequest) did.
+type ReclaimOutcome struct {
+	// UID is the request's pod ("" for the pods cgroup).
+	UID string
+	// Freed is how much the cgroup's memory usage fell during the write (bytes, at least 0).
+	Freed int64
+	// Err is the write's error ("" when it succeeded; EAGAIN from memory.reclaim when the kernel
+	// reclaimed less than asked counts as success, with Freed what it did reclaim).
+	Err string
+	// At is when the write ended.
 	At time.Time
 }

@@ -35,6 +35,12 @@ type Plan struct {
 	// Reclaim is, for policy ReclaimAware, how each observed memory signal is seen (allocatable first):
 	// the working set, the non-reclaimable estimate, the stall signals and what is acted on.
 	Reclaim []ReclaimView
+	// Reclaims are the reclaims to carry out before any eviction (the reclaim rung, rung.go), largest
+	// first; each one's outcome goes back in Input.Reclaims.
+	Reclaims []ReclaimRequest
+	// ReclaimAvoidable are, when the rung is off, the reclaims that would have avoided acting on the
+	// working set (and the eviction that follows), same order.
+	ReclaimAvoidable []ReclaimRequest
 	// Credits are the in-flight pods whose usage counts as available again (Pressure), by pod.
 	Credits []Credit
 	// Decision is the core's step (the kubelet's semantics) on Thresholds, the credited snapshot and the
@@ -249,6 +255,8 @@ const (
 	KindReclaim  decision.Kind = "reclaim"   // a memory signal as policy ReclaimAware sees it; node-level disk reclaim
 	KindHeadroom decision.Kind = "headroom"  // a disk threshold's headroom withheld at the image GC start
 	KindLead     decision.Kind = "lead"      // a hard memory threshold raised by the eviction lead (or why not)
+	// KindReclaimAction is the reclaim rung: a reclaim planned, held, its outcome, or why not.
+	KindReclaimAction decision.Kind = "reclaim-action"
 )
 
 // trace appends to a Plan's trace.

@@ -177,6 +177,7 @@ func TestReclaimAwareWithoutAnEstimateActsOnTheWorkingSet(t *testing.T) {
 func TestReclaimAwareNearTheKubeletsThresholdActsOnTheWorkingSet(t *testing.T) {
 	in := reclaimInput(t, ReclaimAware, 0)
 	in.Snapshot.PodsMemory = stat(900, 30, 0, 0) // all clean: the estimate alone would not cross
+	in.Config.Reclaim.KubeletHorizon = 0         // the fixed margin alone (the trend: reclaim-steady.txt)
 	obs := in.Snapshot.Observations[signal.AllocatableMemoryAvailable]
 	for _, tc := range []struct {
 		name     string

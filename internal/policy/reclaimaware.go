@@ -43,6 +43,23 @@ type ReclaimView struct {
 	Confirmed, Backstop bool
 	Kubelet             int64
 	KubeletKnown        bool
+	// Steady says why the backstop did not act although the working set is within KubeletMargin of the
+	// kubelet's threshold ("" when it acted or was not near): without the reclaim rung, the working set
+	// is not projected to cross the kubelet's threshold within ReclaimConfig.KubeletHorizon.
+	Steady string
+	// Held says that the reclaim rung holds the eviction off at this step (a reclaim planned or
+	// settling): Effective is the non-reclaimable estimate although Backstop is set.
+	Held bool
+}
+
+// podReclaim is one pod's reclaim estimate at a step (known false when it has none) and its activation
+// (or refault) rate, bytes/s: what the reclaim rung picks its targets by.
+type podReclaim struct {
+	ref       PodRef
+	est       Reclaim
+	known     bool
+	rate      float64
+	rateKnown bool
 }
 
 // reclaimView returns the snapshot policy ReclaimAware acts on (each memory signal's Available replaced
@@ -50,8 +67,11 @@ type ReclaimView struct {
 // (what they are ranked by), and records the views in the plan.
 //
 // kubelet holds the kubelet's resolved hard threshold of each memory signal (the highest).
+//
+// rungOn says the reclaim rung is on: the backstop then keeps the fixed margin (the rung reclaims rather
+// than evicts); without it the backstop needs the working set's trend (ReclaimConfig.KubeletHorizon).
 func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, kubelet map[signal.Signal]int64, cfg ReclaimConfig,
-	p *Plan) (signal.Snapshot, []Pod) {
+	rungOn bool, p *Plan) (signal.Snapshot, []Pod, []podReclaim) {
 	out := snap
 	out.Observations = make(map[signal.Signal]signal.Observation, len(snap.Observations))
 	for sig, o := range snap.Observations {
@@ -73,6 +93,16 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		v := st.view(now, sig, o, snap, cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
+		if v.Backstop && !rungOn && cfg.KubeletHorizon > 0 {
+			v.Steady = st.steady(sig, o, v.Kubelet, cfg.KubeletHorizon)
+			v.Backstop = v.Steady == ""
+		}
+		if st.wsLast == nil {
+			st.wsLast = map[signal.Signal]wsPair{}
+		}
+		if w := st.wsLast[sig]; o.Time.After(w.cur.Time) {
+			st.wsLast[sig] = wsPair{prev: w.cur, cur: o}
+		}
 		if v.Backstop {
 			v.Effective = min(v.WorkingSet, v.NonReclaimable)
 		}
@@ -85,17 +115,46 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	node.PSIScope, node.SomeAvg10, node.FullAvg10, node.PSIKnown = memoryPSI(snap.PSI, false)
 	low := psiLow(node, cfg)
 	podsOut := make([]Pod, len(pods))
+	ests := make([]podReclaim, len(pods))
 	for i, pod := range pods {
 		live[pod.Candidate.UID] = true
 		podsOut[i] = pod
-		podsOut[i].Candidate = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
+		podsOut[i].Candidate, ests[i] = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
 	}
 	for k := range st.windows {
 		if !live[k] {
 			delete(st.windows, k)
 		}
 	}
-	return out, podsOut
+	return out, podsOut, ests
+}
+
+// wsPair is a memory signal's last two raw observations at distinct times (the backstop's trend).
+type wsPair struct{ prev, cur signal.Observation }
+
+// steady returns why the kubelet would not act on o (the raw working-set observation) although it is
+// within the margin of the kubelet's threshold kubelet: it is above it and its fall since the last step
+// (none, or too slow) does not cross it within horizon. "" when the kubelet would act.
+func (st *State) steady(sig signal.Signal, o signal.Observation, kubelet int64, horizon time.Duration) string {
+	if o.Available < kubelet {
+		return ""
+	}
+	w, ok := st.wsLast[sig]
+	prev := w.cur
+	if !o.Time.After(prev.Time) { // the same observation again (a step without a new read): its own fall
+		prev, o = w.prev, w.cur
+	}
+	dt := o.Time.Sub(prev.Time)
+	if !ok || prev.Time.IsZero() || dt <= 0 || o.Available >= prev.Available {
+		return fmt.Sprintf("the working set is not falling: the kubelet would not cross its threshold within %s", horizon)
+	}
+	rate := float64(prev.Available-o.Available) / dt.Seconds()
+	eta := time.Duration(float64(o.Available-kubelet) / rate * float64(time.Second))
+	if eta <= horizon {
+		return ""
+	}
+	return fmt.Sprintf("the working set falls %s/s: it would cross the kubelet's threshold in %s, beyond %s",
+		threshold.FormatHuman(int64(rate), true), eta.Round(time.Millisecond), horizon)
 }
 
 // gone returns the first pod (by UID) in flight that has left the listing or has no memory stats any more:
@@ -223,9 +282,10 @@ func (st *State) rates(now time.Time, scope string, m *signal.MemoryStat, cfg Re
 // nonReclaimablePod returns the candidate with its working set replaced by its non-reclaimable usage,
 // or unchanged when the pod's estimate is not known (its memory.stat lacks a field, or its refault rate
 // is not measured yet while the node's PSI is not low).
-func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool, cfg ReclaimConfig) rank.Candidate {
+func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool, cfg ReclaimConfig) (rank.Candidate, podReclaim) {
+	pr := podReclaim{ref: candidateRef(c)}
 	if c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil {
-		return c
+		return c, pr
 	}
 	// The sample's own time: the shell may hand the same stats to several steps (agent podStatsMaxAge).
 	at := now
@@ -233,17 +293,22 @@ func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool,
 		at = t
 	}
 	r := st.rates(at, c.UID, c.Stats.Memory, cfg)
+	pr.rate, pr.rateKnown = r.refault, r.refaultKnown
+	if r.activateKnown {
+		pr.rate, pr.rateKnown = r.activate, true
+	}
 	if !r.refaultKnown && !psiLow {
-		return c
+		return c, pr
 	}
 	est, ok := EstimateReclaim(c.Stats.Memory, r.refault, cfg.RefaultWindow)
 	if !ok {
-		return c
+		return c, pr
 	}
+	pr.est, pr.known = est, true
 	s := *c.Stats
 	s.MemoryWorkingSet = signal.Uint64(uint64(est.NonReclaimable(int64(*c.Stats.MemoryWorkingSet))))
 	c.Stats = &s
-	return c
+	return c, pr
 }
 
 func describeView(v ReclaimView, cfg ReclaimConfig) string {
@@ -262,6 +327,10 @@ func describeView(v ReclaimView, cfg ReclaimConfig) string {
 	switch {
 	case v.Confirmed:
 		return s + ": confirmed, acting on the lower, " + threshold.FormatAvailable(v.Effective, v.Signal)
+	case v.Steady != "":
+		return s + fmt.Sprintf(": the working set is within %s of the kubelet's threshold %s but %s: not the backstop, "+
+			"acting on the non-reclaimable estimate", threshold.FormatQuantity(cfg.KubeletMargin, true),
+			threshold.FormatAvailable(v.Kubelet, v.Signal), v.Steady)
 	case v.Backstop:
 		return s + fmt.Sprintf(": the working set is within %s of the kubelet's threshold %s (the kubelet is about to evict), acting on the lower, %s",
 			threshold.FormatQuantity(cfg.KubeletMargin, true), threshold.FormatAvailable(v.Kubelet, v.Signal),
@@ -309,7 +378,7 @@ func workingSets(views []ReclaimView, pods []Pod) map[string]int64 {
 func wsBound(views []ReclaimView, sig signal.Signal) bool {
 	for _, v := range views {
 		if v.Signal == sig {
-			return v.Known && (v.Confirmed || v.Backstop) && v.WorkingSet < v.NonReclaimable
+			return v.Known && (v.Confirmed || (v.Backstop && !v.Held)) && v.WorkingSet < v.NonReclaimable
 		}
 	}
 	return false

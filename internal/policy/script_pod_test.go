@@ -67,7 +67,7 @@ func (m *machine) step(args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m.outcomes = nil
+	m.outcomes, m.reclaims = nil, nil
 	var plan Plan
 	m.state, plan = Step(m.state, in)
 	return render(in.Now, plan), nil
@@ -75,7 +75,8 @@ func (m *machine) step(args []string) (string, error) {
 
 // input builds the Input of a step command's arguments.
 func (m *machine) input(args []string) (Input, error) {
-	in := Input{Config: m.cfg, InFlight: m.ledger, Outcomes: m.outcomes, Reclaimable: m.reclaimable}
+	in := Input{Config: m.cfg, InFlight: m.ledger, Outcomes: m.outcomes, Reclaimable: m.reclaimable, Reclaims: m.reclaims,
+		ReclaimUnavailable: m.unreclaimable}
 	for _, a := range args {
 		k, v := kv(a)
 		var err error
@@ -122,9 +123,20 @@ func render(now time.Time, p Plan) string {
 	b.WriteString(p.Trace.String())
 	fmt.Fprintf(&b, "=> conditions %v\n", p.Conditions)
 	for _, v := range p.Reclaim {
-		fmt.Fprintf(&b, "=> reclaim %s known=%t working-set=%s non-reclaimable=%s effective=%s confirmed=%t backstop=%t\n", v.Signal,
+		fmt.Fprintf(&b, "=> reclaim %s known=%t working-set=%s non-reclaimable=%s effective=%s confirmed=%t backstop=%t", v.Signal,
 			v.Known, threshold.FormatAvailable(v.WorkingSet, v.Signal), threshold.FormatAvailable(v.NonReclaimable, v.Signal),
 			threshold.FormatAvailable(v.Effective, v.Signal), v.Confirmed, v.Backstop)
+		if v.Held {
+			b.WriteString(" held=true")
+		}
+		b.WriteString("\n")
+	}
+	for _, q := range p.Reclaims {
+		fmt.Fprintf(&b, "=> reclaim-action %s %s bytes=%s reclaimable=%s\n", q.Signal, q.Target(), threshold.FormatQuantity(q.Bytes, true),
+			threshold.FormatQuantity(q.Reclaimable, true))
+	}
+	for _, q := range p.ReclaimAvoidable {
+		fmt.Fprintf(&b, "=> would-reclaim %s %s bytes=%s\n", q.Signal, q.Target(), threshold.FormatQuantity(q.Bytes, true))
 	}
 	for _, c := range p.Credits {
 		fmt.Fprintf(&b, "=> credit %s memory=%s threads=%d", c.Pod, threshold.FormatQuantity(c.Memory, true), c.PIDs)

@@ -13,7 +13,10 @@ import (
 //
 //	memstat node|pods [active=Q] [inactive=Q] [dirty=Q] [writeback=Q] [shmem=Q] [refault=N] [activate=N]
 //	psi node|pods some=F [full=F]                       (memory avg10, percent; psi node|pods none)
-//	config reclaim.psiSome=F reclaim.psiFull=F reclaim.refaultRate=Q reclaim.window=D
+//	config reclaim.psiSome=F reclaim.psiFull=F reclaim.refaultRate=Q reclaim.window=D reclaim.horizon=D
+//	config reclaim.action=true|false reclaim.maxBytes=Q reclaim.settle=D reclaim.minInterval=D
+//	reclaimed NAME|pods freed=Q [err=TEXT] [at=OFFSET]   (a reclaim outcome for the next step)
+//	unreclaimable [REASON...]                            (Input.ReclaimUnavailable; no reason: available)
 //
 // and on pod lines the same memstat keys (the pod's memory.stat). Workingset counters are pages of
 // 4KiB; a memstat line replaces the scope's whole stat, a key it leaves out is absent.
@@ -118,6 +121,16 @@ func (m *machine) reclaimConfig(k, v string) (bool, error) {
 		r.RefaultRate, err = parseQuantity(v)
 	case "window":
 		r.RefaultWindow, err = time.ParseDuration(v)
+	case "horizon":
+		r.KubeletHorizon, err = time.ParseDuration(v)
+	case "action":
+		r.Action.Enabled, err = strconv.ParseBool(v)
+	case "maxBytes":
+		r.Action.MaxBytes, err = parseQuantity(v)
+	case "settle":
+		r.Action.Settle, err = time.ParseDuration(v)
+	case "minInterval":
+		r.Action.MinInterval, err = time.ParseDuration(v)
 	default:
 		return false, nil
 	}
@@ -133,4 +146,34 @@ func (m *machine) reclaimInput(s *signal.Snapshot, now time.Time) {
 			s.PSI = append(s.PSI, p)
 		}
 	}
+}
+
+// reclaimed queues a reclaim outcome for the next step.
+func (m *machine) reclaimed(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("reclaimed needs NAME|pods and freed=Q")
+	}
+	o := ReclaimOutcome{}
+	if args[0] != "pods" {
+		o.UID = "uid-" + args[0]
+	}
+	for _, a := range args[1:] {
+		k, v := kv(a)
+		var err error
+		switch k {
+		case "freed":
+			o.Freed, err = parseQuantity(v)
+		case "err":
+			o.Err = v
+		case "at":
+			o.At, err = offset(v)
+		default:
+			err = fmt.Errorf("unknown reclaimed argument %q", a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	m.reclaims = append(m.reclaims, o)
+	return nil
 }

@@ -46,6 +46,9 @@ type machine struct {
 	// reclaimable and layout are the reclaimable and layout lines.
 	reclaimable *Reclaimable
 	layout      signal.FilesystemLayout
+	// reclaims and unreclaimable are the reclaimed and unreclaimable lines.
+	reclaims      []ReclaimOutcome
+	unreclaimable string
 }
 
 func newMachine() *machine {
@@ -86,6 +89,10 @@ func (m *machine) run(line string) (string, error) {
 		err = m.reclaimableLine(args)
 	case "layout":
 		err = m.layoutLine(args)
+	case "reclaimed":
+		err = m.reclaimed(args)
+	case "unreclaimable":
+		m.unreclaimable = strings.Join(args, " ")
 	default:
 		err = fmt.Errorf("unknown command %q", f[0])
 	}

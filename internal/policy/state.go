@@ -43,6 +43,12 @@ type State struct {
 	// restarted is when the node and pods windows last restarted because a pod in flight left (zero:
 	// never): for a window after it, PSI still covers the time the pod ran.
 	restarted time.Time
+	// wsLast is each memory signal's last raw observation (the working set): the backstop's trend.
+	wsLast map[signal.Signal]wsPair
+	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
+	// each signal's last reclaim was planned (the rate bound).
+	rungs       map[signal.Signal]rung
+	lastReclaim map[signal.Signal]time.Time
 }
 
 // episode is a pressure episode as the node events report it.
@@ -117,6 +123,13 @@ func (s State) clone() State {
 	out.refused = copyMap(s.refused)
 	out.tokens = append([]token(nil), s.tokens...)
 	out.windows = copyMap(s.windows)
+	out.wsLast = copyMap(s.wsLast)
+	out.lastReclaim = copyMap(s.lastReclaim)
+	out.rungs = make(map[signal.Signal]rung, len(s.rungs))
+	for k, r := range s.rungs {
+		r.uids = copyMap(r.uids)
+		out.rungs[k] = r
+	}
 	if s.layout != nil {
 		l := *s.layout
 		out.layout = &l

@@ -32,16 +32,21 @@ func Step(prev State, in Input) (State, Plan) {
 	kc := st.kubeletThresholds(in.Kubelet, in.Snapshot.Filesystems, &p)
 	snap, pods := in.Snapshot, sortedPods(in.Pods)
 	var ws map[string]int64
+	var ests []podReclaim
+	raw := pods
 	if cfg.Policy == ReclaimAware {
-		raw := pods
-		snap, pods = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, &p)
-		ws = workingSets(p.Reclaim, raw)
+		snap, pods, ests = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, rungOff(cfg, in) == "", &p)
 	}
 	st.forget(in.Now, pods, cfg)
 	st.adopt(in.Now, pods, in.InFlight, cfg)
 	falls := st.fallsNow(snap)
 	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
 	p.Thresholds = st.leadRaise(p.Thresholds, snap, falls, cfg, &p)
+	if cfg.Policy == ReclaimAware {
+		snap = st.reclaimRung(in.Now, in, snap, ests, cfg, &p)
+		ws = workingSets(p.Reclaim, raw)
+		falls = st.fallsNow(snap) // the next step's lead compares with what this one acted on
+	}
 	for _, n := range p.Headroom {
 		if n.Withheld != "" {
 			p.tr().add(KindHeadroom, string(n.Signal), idString(p.Thresholds, n.Threshold)+": no headroom: "+n.Withheld)
@@ -49,7 +54,7 @@ func Step(prev State, in Input) (State, Plan) {
 	}
 	p.Watch = watches(p.Thresholds, snap.Observations)
 	st.track(in.Now, snap, p.Thresholds, p.Watch, &p)
-	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, &p)
+	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, in.KubeletSemantics, &p)
 	prevDecision := st.decision
 	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
 	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
@@ -81,8 +86,10 @@ func sortedPods(pods []Pod) []Pod {
 // decisionInput builds the core's input. Kubelet: every active pod (not Terminal), the raw snapshot.
 // Pressure: the active pods whose eviction is not under way, on the snapshot credited with the in-flight pods' usage (memory,
 // threads and measured disk usage). The local ephemeral-storage limit path is left to the kubelet.
-func (st *State) decisionInput(now time.Time, snap, raw signal.Snapshot, pods []Pod, cfg Config, p *Plan) decision.Input {
-	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true}
+func (st *State) decisionInput(now time.Time, snap, raw signal.Snapshot, pods []Pod, cfg Config, sem decision.Semantics,
+	p *Plan) decision.Input {
+	din := decision.Input{Now: now, Snapshot: snap, Config: p.Thresholds, DisableLocalStorageCapacityIsolation: true,
+		Semantics: sem}
 	for _, pod := range pods {
 		if pod.Terminal {
 			continue

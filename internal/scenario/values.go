@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kube-pressure/pressure/internal/sim"
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // maxBytes bounds byte amounts: 1 EiB is far beyond any node and keeps every sum inside int64.
@@ -36,7 +37,7 @@ func value[T any](d *doc, path string, n *yaml.Node, parse func(string) (T, erro
 func (d *doc) bytes(path string, n *yaml.Node) (int64, bool) { return value(d, path, n, parseBytes) }
 
 func parseBytes(s string) (int64, error) {
-	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	q, err := threshold.ParseQuantity(strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("want a quantity of bytes like 512Mi or 1.5Gi: %w", err)
 	}
@@ -152,7 +153,7 @@ func (d *doc) ramp(path string, n *yaml.Node) (sim.Ramp, bool) {
 
 // parseCPU parses a cpu quantity ("500m", "2") into millicores.
 func parseCPU(s string) (int64, error) {
-	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	q, err := threshold.ParseQuantity(strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("want a cpu quantity like 500m or 2: %w", err)
 	}

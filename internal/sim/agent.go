@@ -44,6 +44,14 @@ type AgentPlan struct {
 	// Kills are the UIDs of pods to SIGKILL on the node now (the trend kill): their memory is free at
 	// once.
 	Kills []string
+	// Reclaims are the pods whose page cache to reclaim now (the reclaim rung), before any eviction.
+	Reclaims []AgentReclaim
+}
+
+// AgentReclaim is one reclaim of a pod's page cache: Bytes asked of the kernel.
+type AgentReclaim struct {
+	UID   string
+	Bytes int64
 }
 
 // AgentEviction is one pod the agent evicts.
@@ -120,13 +128,14 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 		}
 		pods = append(pods, p)
 	}
-	cands := candidates(pods, func(uid string) (signal.PodStats, bool) { return r.world.Usage(uid, t) })
+	cands := candidates(pods, func(uid string) (signal.PodStats, bool) { return r.node.stats(uid, t) })
 	snap := signal.Snapshot{Observations: obs, Pods: map[string]signal.PodStats{}}
 	for _, c := range cands {
 		if c.Stats != nil {
 			snap.Pods[c.UID] = *c.Stats
 		}
 	}
+	snap.PodsMemory = podsMemory(cands)
 	plan := g.a.Step(AgentInput{Now: t, Snapshot: snap, Candidates: cands, Deletion: deletion})
 	g.lastSeen = map[signal.Signal]int64{}
 	for sig, o := range obs {
@@ -134,6 +143,15 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 	}
 	g.levels = plan.Thresholds
 	g.setTaint(r, t, plan.Taint)
+	for _, q := range plan.Reclaims {
+		for _, c := range cands {
+			if c.UID == q.UID {
+				freed := r.node.reclaim(q.UID, q.Bytes, t)
+				r.add(Event{At: t, Actor: ActorAgent, Kind: KindReclaim, Subject: podName(c),
+					Detail: fmt.Sprintf("reclaimed %s of file pages instead of evicting (asked %s)", FormatBytes(freed), FormatBytes(q.Bytes))})
+			}
+		}
+	}
 	for _, ev := range plan.Evictions {
 		g.evict(r, t, ev, cands, obs, trigger)
 	}
@@ -209,4 +227,23 @@ func abs(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// podsMemory sums the pods' memory.stat into the pods cgroup's (nil when no pod has one): the page cache
+// the model gives the pods is all the pods cgroup holds.
+func podsMemory(cands []rank.Candidate) *signal.MemoryStat {
+	var sum uint64
+	found := false
+	for _, c := range cands {
+		if c.Stats != nil && c.Stats.Memory != nil && c.Stats.Memory.ActiveFile != nil {
+			sum += *c.Stats.Memory.ActiveFile
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	z := signal.Uint64(0)
+	return &signal.MemoryStat{ActiveFile: signal.Uint64(sum), InactiveFile: z, Dirty: z, Writeback: z,
+		WorkingsetRefaultFile: z, WorkingsetActivateFile: z, PageSize: 4096}
 }

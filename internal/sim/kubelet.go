@@ -15,6 +15,7 @@ import (
 type kubelet struct {
 	cfg          threshold.Config
 	disableLocal bool
+	sem          decision.Semantics
 	timing       Timing
 	st           decision.State
 
@@ -58,7 +59,7 @@ func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
 	}
 	k.arm(snap, t)
 	in := decision.Input{Now: t, Snapshot: snap, Candidates: cands, Config: k.cfg,
-		DisableLocalStorageCapacityIsolation: k.disableLocal}
+		DisableLocalStorageCapacityIsolation: k.disableLocal, Semantics: k.sem}
 	// Only memory is observed, which has no node-level reclaim: one Step is the whole sync.
 	next, d := decision.Step(k.st, in)
 	k.st = next

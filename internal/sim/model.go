@@ -53,6 +53,10 @@ type ModelPod struct {
 	Start time.Duration
 	// Usage is the pod's working set from Start on.
 	Usage Ramp
+	// Cache is how much of the working set is clean, active page cache the pod holds and does not read
+	// back (a pod that read a file twice): the pod's memory.stat shows it as active_file, and a reclaim
+	// frees it for good. 0: none, and the pod has no memory.stat.
+	Cache int64
 	// Limit is the pod's memory limit (0: none): the working set never exceeds it (the kernel would
 	// OOM-kill the container there; the model holds it at the limit, see Model.Notes).
 	Limit int64
@@ -179,6 +183,11 @@ func (w *modelWorld) stats(i int, at time.Time) signal.PodStats {
 	s := signal.PodStats{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Time: at, MemoryWorkingSet: signal.Uint64(v)}
 	if len(c.Containers) > 0 {
 		s.Containers = []signal.ContainerStats{{Name: c.Containers[0].Name, MemoryWorkingSet: signal.Uint64(v)}}
+	}
+	if cache := w.m.Pods[i].Cache; cache > 0 {
+		z := signal.Uint64(0)
+		s.Memory = &signal.MemoryStat{ActiveFile: signal.Uint64(min(uint64(cache), v)), InactiveFile: z, Dirty: z, Writeback: z,
+			WorkingsetRefaultFile: z, WorkingsetActivateFile: z, PageSize: 4096}
 	}
 	return s
 }

@@ -12,6 +12,9 @@ type node struct {
 	w      World
 	pods   []PodInfo
 	killed map[string]kill
+	// reclaimed holds, by UID, the page cache the run's reclaims freed: the model's cache is never read
+	// back, so it stays freed.
+	reclaimed map[string]int64
 }
 
 // kill is a run's eviction of one pod.
@@ -24,7 +27,7 @@ type kill struct {
 }
 
 func newNode(w World) *node {
-	return &node{w: w, pods: w.Pods(), killed: map[string]kill{}}
+	return &node{w: w, pods: w.Pods(), killed: map[string]kill{}, reclaimed: map[string]int64{}}
 }
 
 // evict records an eviction; a pod already being evicted keeps the earlier release.
@@ -57,6 +60,8 @@ func (n *node) memory(t time.Time) Memory {
 			delta -= n.usage(uid, t)
 		case !p.counted(t) && p.End == EndEvicted && !t.Before(p.Released) && !gone:
 			delta += n.usage(uid, t)
+		case p.counted(t):
+			delta -= n.reclaimed[uid]
 		}
 	}
 	m.NodeWorkingSet += delta
@@ -69,7 +74,36 @@ func (n *node) usage(uid string, t time.Time) int64 {
 	if !ok {
 		return 0
 	}
-	return workingSet(s)
+	return max(0, workingSet(s)-n.reclaimed[uid])
+}
+
+// reclaim frees up to bytes of the pod's page cache (its memory.stat's active_file not yet reclaimed)
+// at t and returns what it freed.
+func (n *node) reclaim(uid string, bytes int64, t time.Time) int64 {
+	s, ok := n.w.Usage(uid, t)
+	if !ok || s.Memory == nil || s.Memory.ActiveFile == nil {
+		return 0
+	}
+	free := max(0, min(bytes, int64(*s.Memory.ActiveFile)-n.reclaimed[uid]))
+	n.reclaimed[uid] += free
+	return free
+}
+
+// stats returns the world's stats of the pod with the run's reclaims applied (working set and
+// active_file lowered).
+func (n *node) stats(uid string, t time.Time) (signal.PodStats, bool) {
+	s, ok := n.w.Usage(uid, t)
+	r := n.reclaimed[uid]
+	if !ok || r == 0 {
+		return s, ok
+	}
+	out := withWorkingSet(s, max(0, workingSet(s)-r), s.Time)
+	if s.Memory != nil && s.Memory.ActiveFile != nil {
+		m := *s.Memory
+		m.ActiveFile = signal.Uint64(uint64(max(0, int64(*s.Memory.ActiveFile)-r)))
+		out.Memory = &m
+	}
+	return out, true
 }
 
 // active returns the pods active at t: appeared, not ended for a reason other than the recorded

@@ -33,6 +33,8 @@ const (
 	KindCrossing  Kind = "crossing"
 	KindNotify    Kind = "notify"
 	KindKill      Kind = "kill"
+	// KindReclaim: the agent reclaimed a pod's page cache instead of evicting it (the reclaim rung).
+	KindReclaim Kind = "reclaim"
 )
 
 // Run names.

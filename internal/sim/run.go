@@ -18,7 +18,9 @@ type Options struct {
 	// Kubelet is the kubelet's eviction configuration, containerfs thresholds already derived.
 	Kubelet                              threshold.Config
 	DisableLocalStorageCapacityIsolation bool
-	Timing                               Timing
+	// KubeletSemantics is the kubelet release the simulated kubelet follows (zero: the pinned 1.36).
+	KubeletSemantics decision.Semantics
+	Timing           Timing
 	// NewAgent returns a fresh agent policy; nil simulates the kubelet alone.
 	NewAgent    func() Agent
 	AgentTiming AgentTiming
@@ -83,7 +85,8 @@ func simulateRun(w World, o Options, name string) (RunResult, []ThresholdLine) {
 		o.Timing.NodeStatusUpdate = max(o.Timing.NodeStatusUpdate, o.Timing.Step)
 	}
 	r := &run{name: name, world: w, node: newNode(w), timing: o.Timing, start: start, below: map[string]bool{},
-		kubelet: &kubelet{cfg: o.Kubelet, disableLocal: o.DisableLocalStorageCapacityIsolation, timing: o.Timing}}
+		kubelet: &kubelet{cfg: o.Kubelet, disableLocal: o.DisableLocalStorageCapacityIsolation, timing: o.Timing,
+			sem: o.KubeletSemantics}}
 	r.q.push(start, evTick)
 	r.q.push(start.Add(o.Timing.FirstSync), evKubeletSync)
 	if o.Timing.NodeStatusUpdate > 0 {

@@ -229,7 +229,7 @@ func parseReservedEntry(k, v string, out map[string]resource.Quantity) error {
 	if !reservable[k] {
 		return kubeletErrorf(ErrInvalidReservation, "cannot reserve %q resource", k)
 	}
-	q, err := resource.ParseQuantity(v)
+	q, err := ParseQuantity(v)
 	if err != nil {
 		return &kubeletError{reason: ErrInvalidReservation, cause: err,
 			msg: fmt.Sprintf("failed to parse quantity %q for %q resource: %v", v, k, err)}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/kube-pressure/pressure/internal/signal"
 )
 
@@ -36,7 +34,7 @@ func ParseThresholdStatement(sig, val string) (t Threshold, ok bool, err error) 
 		}
 		return Threshold{Signal: s, Operator: LessThan, Value: Value{Percentage: pct}}, true, nil
 	}
-	q, err := resource.ParseQuantity(val)
+	q, err := ParseQuantity(val)
 	if err != nil {
 		return Threshold{}, false, invalid(err)
 	}
@@ -92,7 +90,7 @@ func ParseMinimumReclaim(sig, val string) (Value, error) {
 		}
 		return Value{Percentage: pct}, nil
 	}
-	q, err := resource.ParseQuantity(val)
+	q, err := ParseQuantity(val)
 	if err != nil {
 		return Value{}, invalid(err)
 	}

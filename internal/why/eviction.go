@@ -161,7 +161,7 @@ func bytes(v int64) string {
 func qty(v int64) string { return resource.NewQuantity(v, resource.BinarySI).String() }
 
 func quantity(s string) (int64, bool) {
-	q, err := resource.ParseQuantity(s)
+	q, err := threshold.ParseQuantity(s)
 	if err != nil {
 		return 0, false
 	}

@@ -102,6 +102,7 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 		{name: "host kubelet root dir and kill rung (root)", set: []string{"agent.hostPaths.kubeletRootDir=/var/lib/kubelet", "agent.cgroupKill.enabled=true"}, want: "Enabled"},
 		{name: "memcg notifier, root (its two event_control files are checked by the memcg test)", set: []string{"agent.notifiers.memcg.enabled=true"}, want: "Enabled"},
 		{name: "sub-second psi, root", set: []string{"agent.notifiers.psi.subSecond=true"}, want: "Enabled"},
+		{name: "reclaim rung, root (its writable pods cgroup is checked by the reclaim test)", set: []string{"agent.reclaim.enabled=true"}, want: "Enabled"},
 		{name: "root on an older runtime, accepted explicitly", set: []string{"agent.notifiers.memcg.enabled=true", "agent.recursiveReadOnly=IfPossible", "agent.insecureRootWithoutRecursiveReadOnly=true"}, want: "IfPossible"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +111,8 @@ func TestEveryAgentHostMountIsRecursivelyReadOnlyWithoutPropagation(t *testing.T
 			hostMounts := 0
 			for _, m := range container(t, ds)["volumeMounts"].([]any) {
 				m := m.(map[string]any)
-				if !strings.HasPrefix(vols[m["name"].(string)], "hostPath:") || strings.HasPrefix(m["name"].(string), "memcg-") {
+				if !strings.HasPrefix(vols[m["name"].(string)], "hostPath:") || strings.HasPrefix(m["name"].(string), "memcg-") ||
+					m["name"] == "reclaim-pods" {
 					continue
 				}
 				hostMounts++
@@ -178,6 +180,7 @@ func TestAgentRunsAsNonRootUnlessTheKillRungOrANotifierNeedsRoot(t *testing.T) {
 		{name: "cgroup kill", set: []string{"agent.cgroupKill.enabled=true"}, wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"KILL"}},
 		{name: "memcg notifier: root without any capability", set: []string{"agent.notifiers.memcg.enabled=true"}, wantNonRoot: false, wantUser: float64(0)},
 		{name: "sub-second psi: root with CAP_SYS_RESOURCE", set: []string{"agent.notifiers.psi.subSecond=true"}, wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"SYS_RESOURCE"}},
+		{name: "reclaim rung: root without any capability", set: []string{"agent.reclaim.enabled=true"}, wantNonRoot: false, wantUser: float64(0)},
 		{name: "all three", set: []string{"agent.cgroupKill.enabled=true", "agent.notifiers.memcg.enabled=true", "agent.notifiers.psi.subSecond=true"},
 			wantNonRoot: false, wantUser: float64(0), wantAdd: []any{"KILL", "SYS_RESOURCE"}},
 	} {
@@ -281,6 +284,12 @@ func TestBadSecurityValuesAreRefusedNamingTheValue(t *testing.T) {
 		{"agent.recursiveReadOnly=IfPossible,agent.notifiers.psi.subSecond=true,agent.cgroupKill.enabled=true",
 			`agent.recursiveReadOnly "IfPossible" with agent.cgroupKill.enabled=true, agent.notifiers.psi.subSecond=true: these run the agent as uid 0`},
 		{"agent.kubeletConfig.hostPath=", "agent.kubeletConfig.hostPath is required"},
+		{"agent.reclaim.enabled=true,agent.recursiveReadOnly=IfPossible,agent.insecureRootWithoutRecursiveReadOnly=true",
+			`agent.reclaim.enabled=true with agent.recursiveReadOnly "IfPossible": the reclaim rung mounts the pods cgroup writable`},
+		{"agent.reclaim.enabled=true,agent.recursiveReadOnly=Disabled,agent.insecureRootWithoutRecursiveReadOnly=true",
+			`agent.reclaim.enabled=true with agent.recursiveReadOnly "Disabled"`},
+		{"agent.reclaim.enabled=true,agent.reclaim.podsCgroup=../../etc", `agent.reclaim.podsCgroup "../../etc": want the pods cgroup relative`},
+		{"agent.reclaim.enabled=true,agent.reclaim.podsCgroup=/etc", `agent.reclaim.podsCgroup "/etc": want the pods cgroup relative`},
 		{"agent.notifiers.memcg.enabled=true,agent.notifiers.memcg.podsCgroup=../../etc", `agent.notifiers.memcg.podsCgroup "../../etc": want the pods cgroup`},
 	} {
 		t.Run(tc.set, func(t *testing.T) {

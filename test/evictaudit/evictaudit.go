@@ -12,17 +12,22 @@ import (
 
 // policy records each eviction request as it arrives (RequestReceived) and as it is answered
 // (ResponseComplete), at level Metadata, and nothing else.
-const policy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["ResponseStarted", "Panic"]
+const policy = policyHead + `omitStages: ["ResponseStarted", "Panic"]
 rules:
-- level: Metadata
+` + evictionRule + policyTail
+
+// The parts of the audit policies: every policy starts with policyHead and ends with policyTail (log
+// nothing else); evictionRule logs each eviction request at level Metadata.
+const (
+	policyHead   = "apiVersion: audit.k8s.io/v1\nkind: Policy\n"
+	policyTail   = "- level: None\n"
+	evictionRule = `- level: Metadata
   verbs: ["create"]
   resources:
   - group: ""
     resources: ["pods/eviction"]
-- level: None
 `
+)
 
 // Args writes the audit policy into dir and returns the kube-apiserver flags for a blocking JSON audit
 // log in dir (blocking: a request is in the file before it is answered), and that log's path.

@@ -14,11 +14,12 @@ import (
 // (evictions included), nodes and their status, ConfigMaps and admission objects when it is answered:
 // what a dry run must not do. Deletes at level Request, since their dryRun is in the body (the
 // DeleteOptions), where the other verbs carry it in the URL.
-const writesPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+const writesPolicy = policyHead + `omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
 rules:
-- level: Request
+` + writesRules + policyTail
+
+// writesRules log every write of writesPolicy; bothPolicy gives each its own omitStages.
+const writesRules = `- level: Request
   verbs: ["delete", "deletecollection"]
   resources:
   - group: ""
@@ -30,7 +31,6 @@ rules:
   - group: ""
     resources: ["pods", "pods/*", "nodes", "nodes/*", "configmaps"]
   - group: "admissionregistration.k8s.io"
-- level: None
 `
 
 // WritesArgs is Args for a log of every write of pods, nodes, ConfigMaps and admission objects
@@ -160,31 +160,9 @@ func By(ws []Write, agent string) []Write {
 // bothPolicy is policy and writesPolicy in one log (an API server has one audit policy): each eviction
 // request as it arrives and as it is answered, and every other write of writesPolicy when answered
 // (the rule's own omitStages). Read and ReadWrites both work on its log.
-const bothPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["ResponseStarted", "Panic"]
+var bothPolicy = policyHead + `omitStages: ["ResponseStarted", "Panic"]
 rules:
-- level: Metadata
-  verbs: ["create"]
-  resources:
-  - group: ""
-    resources: ["pods/eviction"]
-- level: Request
-  omitStages: ["RequestReceived"]
-  verbs: ["delete", "deletecollection"]
-  resources:
-  - group: ""
-    resources: ["pods", "pods/*", "nodes", "nodes/*", "configmaps"]
-  - group: "admissionregistration.k8s.io"
-- level: Metadata
-  omitStages: ["RequestReceived"]
-  verbs: ["create", "update", "patch", "delete", "deletecollection"]
-  resources:
-  - group: ""
-    resources: ["pods", "pods/*", "nodes", "nodes/*", "configmaps"]
-  - group: "admissionregistration.k8s.io"
-- level: None
-`
+` + evictionRule + strings.ReplaceAll(writesRules, "  verbs:", "  omitStages: [\"RequestReceived\"]\n  verbs:") + policyTail
 
 // BothArgs is Args for a log that Read (eviction requests, received and answered) and ReadWrites (every
 // answered write of pods, nodes, ConfigMaps and admission objects) both read.

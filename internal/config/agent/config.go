@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // Policy selects whose thresholds the agent applies.
@@ -67,6 +70,7 @@ type Config struct {
 	KubeletConfigRefresh   time.Duration // 0 = only at start
 	Notifiers              NotifierConfig
 	Ladder                 LadderConfig
+	Reclaim                ReclaimConfig
 	MaxEvictionsPerMinute  int
 	LoopBreaker            LoopBreakerConfig
 	DryRun                 bool
@@ -82,6 +86,12 @@ type NotifierConfig struct {
 	PollInterval    time.Duration
 	PollMaxInterval time.Duration
 	PollRampRate    int64 // bytes per second
+}
+
+// ReclaimConfig is policy "reclaim-aware"'s backstop horizon and reclaim rung.
+type ReclaimConfig struct {
+	KubeletHorizon time.Duration // 0 = the fixed margin alone
+	Action         policy.ReclaimAction
 }
 
 // LadderConfig is the escalation ladder (actuate.LadderConfig without the dry-run switch).
@@ -128,6 +138,9 @@ func Convert(c *AgentConfiguration) (*Config, error) {
 			PollRampRate: c.Notifiers.PollRampRate.Value()},
 		Ladder: LadderConfig{PDBFallbackWait: c.Eviction.PDBFallbackWait.Duration,
 			AllowDelete: *c.Eviction.AllowDelete, AllowCgroupKill: *c.Eviction.AllowCgroupKill},
+		Reclaim: ReclaimConfig{KubeletHorizon: c.Reclaim.KubeletHorizon.Duration, Action: policy.ReclaimAction{
+			Enabled: *c.Reclaim.Action.Enabled, MaxBytes: c.Reclaim.Action.MaxBytes.Value(),
+			Settle: c.Reclaim.Action.Settle.Duration, MinInterval: c.Reclaim.Action.MinInterval.Duration}},
 		MaxEvictionsPerMinute: int(*c.MaxEvictionsPerMinute),
 		LoopBreaker:           convertLoopBreaker(c.LoopBreaker),
 		DryRun:                *c.DryRun,
@@ -162,7 +175,7 @@ func parseHeadroom(signal, v string) (Headroom, error) {
 		}
 		return Headroom{Signal: signal, Percentage: f / 100}, nil
 	}
-	q, err := resource.ParseQuantity(v)
+	q, err := threshold.ParseQuantity(v)
 	if err != nil {
 		return Headroom{}, fmt.Errorf("quantity %q: %w", v, err)
 	}

@@ -117,6 +117,7 @@ func SetDefaults(c *AgentConfiguration) {
 		c.MaxEvictionsPerMinute = i32(DefaultMaxEvictionsPerMinute)
 	}
 	setLoopBreaker(c)
+	setReclaim(c)
 	setBool(&c.DryRun, false)
 	setString(&c.MetricsBindAddress, DefaultMetricsBindAddress)
 	setString(&c.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
@@ -166,4 +167,31 @@ func setDuration(p **metav1.Duration, v time.Duration) {
 	if *p == nil {
 		*p = dur(v)
 	}
+}
+
+// Defaults of the reclaim section (policy "reclaim-aware"): policy.DefaultReclaimConfig's.
+var (
+	DefaultKubeletHorizon       = policy.DefaultKubeletHorizon
+	DefaultReclaimActionEnabled = false
+	DefaultReclaimMaxBytes      = "2Gi"
+	DefaultReclaimSettle        = policy.DefaultReclaimConfig().Action.Settle
+	DefaultReclaimMinInterval   = policy.DefaultReclaimConfig().Action.MinInterval
+)
+
+func setReclaim(c *AgentConfiguration) {
+	if c.Reclaim == nil {
+		c.Reclaim = &Reclaim{}
+	}
+	setDuration(&c.Reclaim.KubeletHorizon, DefaultKubeletHorizon)
+	if c.Reclaim.Action == nil {
+		c.Reclaim.Action = &ReclaimAction{}
+	}
+	a := c.Reclaim.Action
+	setBool(&a.Enabled, DefaultReclaimActionEnabled)
+	if a.MaxBytes == nil {
+		q := resource.MustParse(DefaultReclaimMaxBytes)
+		a.MaxBytes = &q
+	}
+	setDuration(&a.Settle, DefaultReclaimSettle)
+	setDuration(&a.MinInterval, DefaultReclaimMinInterval)
 }

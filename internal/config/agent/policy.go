@@ -29,6 +29,8 @@ func (c *Config) PolicyConfig() policy.Config {
 	if c.LoopBreaker.Enabled {
 		out.TaintHysteresis = c.LoopBreaker.TaintHysteresis
 	}
+	out.Reclaim.KubeletHorizon = c.Reclaim.KubeletHorizon
+	out.Reclaim.Action = c.Reclaim.Action
 	out.DryRun = c.DryRun
 	return out
 }

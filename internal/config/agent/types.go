@@ -52,6 +52,8 @@ type AgentConfiguration struct {
 	KubeletConfigRefresh *metav1.Duration `json:"kubeletConfigRefresh,omitempty"`
 	// Notifiers configures the kernel wake-ups that trigger an evaluation between sync periods.
 	Notifiers *Notifiers `json:"notifiers,omitempty"`
+	// Reclaim configures policy "reclaim-aware"'s kubelet backstop and its reclaim rung.
+	Reclaim *Reclaim `json:"reclaim,omitempty"`
 	// Eviction configures the escalation ladder.
 	Eviction *Eviction `json:"eviction,omitempty"`
 	// MaxEvictionsPerMinute bounds the evictions the agent requests in any sliding minute.
@@ -141,4 +143,27 @@ type LoopBreaker struct {
 	AvoidanceNamespace *string `json:"avoidanceNamespace,omitempty"`
 	// AvoidanceNamePrefix prefixes the node name in the ConfigMap's name.
 	AvoidanceNamePrefix *string `json:"avoidanceNamePrefix,omitempty"`
+}
+
+// Reclaim configures policy "reclaim-aware" near the kubelet's own threshold.
+type Reclaim struct {
+	// KubeletHorizon: without the reclaim rung, the backstop acts on the kubelet's working set only when
+	// it is below the kubelet's threshold or falls fast enough to cross it within this horizon; "0s"
+	// keeps the fixed 128Mi margin alone (before issue 33).
+	KubeletHorizon *metav1.Duration `json:"kubeletHorizon,omitempty"`
+	// Action is the reclaim rung: reclaim the pods' page cache instead of evicting.
+	Action *ReclaimAction `json:"action,omitempty"`
+}
+
+// ReclaimAction is the reclaim rung.
+type ReclaimAction struct {
+	// Enabled turns the rung on; the agent must also be able to write memory.reclaim (cgroup v2) or
+	// memory.force_empty (v1) of the pods' cgroups (the chart's reclaim option).
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxBytes bounds what one sync asks to reclaim, all pods together.
+	MaxBytes *resource.Quantity `json:"maxBytes,omitempty"`
+	// Settle is how long a reclaim has to bring the signal back before the agent evicts.
+	Settle *metav1.Duration `json:"settle,omitempty"`
+	// MinInterval is the shortest time between two reclaims for one signal.
+	MinInterval *metav1.Duration `json:"minInterval,omitempty"`
 }

@@ -55,6 +55,7 @@ func Validate(c *AgentConfiguration, file string) error {
 	v.headroom(p, c.Headroom)
 	lead := c.EvictionLead.Duration
 	v.check(lead >= 0 && lead <= maxEvictionLead, "evictionLead", lead, fmt.Sprintf("must be between 0s (off) and %s", maxEvictionLead))
+	v.reclaim(c.Reclaim)
 	sync := c.SyncPeriod.Duration
 	v.check(sync >= minSyncPeriod && sync <= maxSyncPeriod, "syncPeriod", sync,
 		fmt.Sprintf("must be between %s and %s", minSyncPeriod, maxSyncPeriod))
@@ -148,4 +149,16 @@ func (v *validator) absolute(field, path string, required bool) {
 		return
 	}
 	v.check(filepath.IsAbs(path), field, path, "must be an absolute path")
+}
+
+// reclaim checks the reclaim section (policy "reclaim-aware").
+func (v *validator) reclaim(r *Reclaim) {
+	h := r.KubeletHorizon.Duration
+	v.check(h >= 0 && h <= time.Minute, "reclaim.kubeletHorizon", h, "must be between 0s (the fixed margin alone) and 1m0s")
+	a := r.Action
+	v.check(a.MaxBytes.Sign() > 0, "reclaim.action.maxBytes", a.MaxBytes.String(), "must be positive")
+	s := a.Settle.Duration
+	v.check(s > 0 && s <= time.Minute, "reclaim.action.settle", s, "must be above 0s and at most 1m0s")
+	m := a.MinInterval.Duration
+	v.check(m >= 0 && m <= 10*time.Minute, "reclaim.action.minInterval", m, "must be between 0s and 10m0s")
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
 // errUsage marks a command-line error (exit code 2).
@@ -63,17 +65,18 @@ func (q *quantity) String() string {
 }
 
 func (q *quantity) Set(s string) error {
-	v, err := resource.ParseQuantity(s)
+	v, err := threshold.ParseQuantity(s)
 	if err != nil {
 		return fmt.Errorf("parse quantity %q: %w", s, err)
 	}
 	if v.Sign() < 0 {
 		return fmt.Errorf("quantity %q is negative", s)
 	}
-	limit := resource.NewQuantity(math.MaxInt64-1, resource.DecimalSI)
-	n := v.Value()
-	if v.Cmp(*limit) > 0 || n < 0 {
-		return fmt.Errorf("quantity %q exceeds %d bytes", s, limit.Value())
+	// AsInt64, not Cmp against a limit: Cmp of a zero with a huge exponent ("E2000000003000003")
+	// computes 10^exponent and never returns (found by FuzzQuantitySet).
+	n, ok := v.AsInt64()
+	if !ok || n > math.MaxInt64-1 {
+		return fmt.Errorf("quantity %q exceeds %d bytes", s, int64(math.MaxInt64-1))
 	}
 	*q = quantity(n)
 	return nil

@@ -74,6 +74,15 @@ the reference is pinned: <repository>@sha256:... (the tag is then ignored). */}}
 {{- if and $root (has $a.recursiveReadOnly (list "IfPossible" "Disabled")) (not $a.insecureRootWithoutRecursiveReadOnly) -}}
 {{- fail (printf "agent.recursiveReadOnly %q with %s: these run the agent as uid 0, and a mount that is not recursively read-only leaves the cgroup v1 controllers (and any volume below a mounted directory) writable to it; set agent.recursiveReadOnly=Enabled (containerd 2.0+, CRI-O 1.30+), or turn %s off on an older runtime, or accept the writable tree with agent.insecureRootWithoutRecursiveReadOnly=true (docs/security.md)" $a.recursiveReadOnly $root $root) -}}
 {{- end -}}
+{{- if $a.reclaim.enabled -}}
+{{- if or (not $a.reclaim.podsCgroup) (contains ".." $a.reclaim.podsCgroup) (hasPrefix "/" $a.reclaim.podsCgroup) -}}
+{{- fail (printf "agent.reclaim.podsCgroup %q: want the pods cgroup relative to agent.hostPaths.cgroup, e.g. memory/kubepods.slice (v1) or kubepods.slice (v2)" $a.reclaim.podsCgroup) -}}
+{{- end -}}
+{{- $rro := include "pressure.agent.recursiveReadOnly" . -}}
+{{- if ne $rro "Enabled" -}}
+{{- fail (printf "agent.reclaim.enabled=true with agent.recursiveReadOnly %q: the reclaim rung mounts the pods cgroup writable for a uid 0 agent, and only recursively read-only mounts keep every other cgroup (and every submount) read-only; set agent.recursiveReadOnly=Enabled or Auto (containerd 2.0+, CRI-O 1.30+), or leave reclaim off (agent.insecureRootWithoutRecursiveReadOnly does not lift this; docs/security.md)" $rro) -}}
+{{- end -}}
+{{- end -}}
 {{- if and $a.notifiers.memcg.enabled (or (not $a.notifiers.memcg.podsCgroup) (contains ".." $a.notifiers.memcg.podsCgroup)) -}}
 {{- fail (printf "agent.notifiers.memcg.podsCgroup %q: want the pods cgroup below the memory controller, e.g. kubepods or kubepods.slice" $a.notifiers.memcg.podsCgroup) -}}
 {{- end -}}
@@ -90,6 +99,7 @@ user without capabilities. */}}
 {{- $on := list -}}
 {{- if $a.notifiers.memcg.enabled -}}{{- $on = append $on "agent.notifiers.memcg.enabled=true" -}}{{- end -}}
 {{- if $a.cgroupKill.enabled -}}{{- $on = append $on "agent.cgroupKill.enabled=true" -}}{{- end -}}
+{{- if $a.reclaim.enabled -}}{{- $on = append $on "agent.reclaim.enabled=true" -}}{{- end -}}
 {{- if $a.notifiers.psi.subSecond -}}{{- $on = append $on "agent.notifiers.psi.subSecond=true" -}}{{- end -}}
 {{- join ", " $on -}}
 {{- end -}}
@@ -153,6 +163,15 @@ memcg-root:
 memcg-pods:
   host: {{ $mem }}/{{ $pods }}/cgroup.event_control
   mount: /host/sys/fs/cgroup/memory/{{ $pods }}/cgroup.event_control
+{{- end -}}
+
+{{/* The reclaim rung's pods cgroup (agent.reclaim): the host directory and where it is mounted
+writable, over its read-only view below /host. */}}
+{{- define "pressure.agent.reclaimDir" -}}
+{{- $a := .Values.agent -}}
+{{- $pods := trimAll "/" $a.reclaim.podsCgroup -}}
+host: {{ trimSuffix "/" $a.hostPaths.cgroup }}/{{ $pods }}
+mount: /host/sys/fs/cgroup/{{ $pods }}
 {{- end -}}
 
 {{/* "true" when the cluster serves MutatingAdmissionPolicy v1 (Kubernetes 1.36+), else "". */}}

@@ -1,0 +1,328 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/decision"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// The reclaim rung of policy ReclaimAware. The backstop acts on the kubelet's working set once it nears
+// the kubelet's own threshold, because the kubelet evicts on it whatever the estimate says. When it is
+// only the gap between the working set and the non-reclaimable estimate that puts a memory signal under
+// its threshold (the working set is under, the estimate is not), the cache can be reclaimed instead:
+// the plan asks the shell to reclaim file pages of the pods that hold them (memory.reclaim on cgroup v2,
+// memory.force_empty on v1), largest reclaimable first, sized to bring the working set back to the
+// threshold plus its minimum reclaim (bounded by ReclaimAction.MaxBytes), never from a thrashing pod.
+// The step then acts on the estimate (no eviction) while the reclaim settles. The policy evicts as
+// before when the reclaim failed, when the signal is still under after ReclaimAction.Settle, when the
+// working set is already below the kubelet's own threshold, when a reclaim of the signal was planned
+// less than ReclaimAction.MinInterval ago, or when what the non-thrashing pods could give is not enough.
+// Confirmed pressure (PSI and refaults) never reaches the rung: it is acted on as before.
+
+// ReclaimRequest is one reclaim to carry out.
+type ReclaimRequest struct {
+	// Signal is the memory signal it is for (the first, when a pod serves both).
+	Signal signal.Signal
+	// Pod is the pod whose cgroup to reclaim from; a zero UID means the pods cgroup (no pod's estimate
+	// is known).
+	Pod PodRef
+	// Bytes is how much to ask the kernel to reclaim; Reclaimable the target's reclaimable file pages by
+	// the estimate (Bytes is at most that).
+	Bytes, Reclaimable int64
+	// Why says why, in words.
+	Why string
+}
+
+// Target names the request's cgroup: the pod, or "the pods cgroup".
+func (r ReclaimRequest) Target() string {
+	if r.Pod.UID == "" {
+		return "the pods cgroup"
+	}
+	return r.Pod.String()
+}
+
+// rung is one signal's reclaim: when it was planned, whom it asked (by UID, "" for the pods cgroup),
+// what came back, and whether it is spent (failed, or the signal still under after the settle time:
+// the policy evicts until the signal is back above its threshold).
+type rung struct {
+	at        time.Time
+	uids      map[string]bool
+	requested int64
+	reported  int
+	freed     int64
+	err       string
+	spent     bool
+}
+
+// rungOff says why the rung is off ("" when it is on).
+func rungOff(cfg Config, in Input) string {
+	switch {
+	case cfg.Policy != ReclaimAware:
+		return "policy " + string(cfg.Policy)
+	case !cfg.Reclaim.Action.Enabled:
+		return "the reclaim rung is disabled (reclaim.action.enabled)"
+	case in.ReclaimUnavailable != "":
+		return "the agent cannot reclaim: " + in.ReclaimUnavailable
+	}
+	return ""
+}
+
+// reclaimOutcomes applies the reclaim outcomes to the signals' rungs.
+func (st *State) reclaimOutcomes(outs []ReclaimOutcome, p *Plan) {
+	sorted := append([]ReclaimOutcome(nil), outs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if !sorted[i].At.Equal(sorted[j].At) {
+			return sorted[i].At.Before(sorted[j].At)
+		}
+		return sorted[i].UID < sorted[j].UID
+	})
+	for _, o := range sorted {
+		used := false
+		for _, sig := range []signal.Signal{signal.AllocatableMemoryAvailable, signal.MemoryAvailable} {
+			r, ok := st.rungs[sig]
+			if !ok || !r.uids[o.UID] {
+				continue
+			}
+			used = true
+			r.reported++
+			r.freed += max(0, o.Freed)
+			if o.Err != "" && r.err == "" {
+				r.err = o.Err
+			}
+			st.rungs[sig] = r
+		}
+		who := o.UID
+		if who == "" {
+			who = "pods cgroup"
+		}
+		switch {
+		case !used:
+			p.tr().add(KindReclaimAction, who, "reclaim outcome for no reclaim under way: ignored")
+		case o.Err != "":
+			p.tr().add(KindReclaimAction, who, fmt.Sprintf("reclaim failed at %s: %s", stamp(o.At), o.Err))
+		default:
+			p.tr().add(KindReclaimAction, who, fmt.Sprintf("reclaim freed %s at %s", threshold.FormatQuantity(o.Freed, true), stamp(o.At)))
+		}
+	}
+}
+
+// reclaimRung runs the rung over the plan's memory views (see above) and returns the snapshot the step
+// acts on: a signal the rung holds off is observed at its non-reclaimable estimate.
+func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests []podReclaim, cfg Config, p *Plan) signal.Snapshot {
+	st.reclaimOutcomes(in.Reclaims, p)
+	off := rungOff(cfg, in)
+	for i := range p.Reclaim {
+		v := &p.Reclaim[i]
+		sig := v.Signal
+		o, ok := snap.Observations[sig]
+		id, found := hardOf(p.Thresholds, sig, o)
+		if !ok || !found {
+			continue
+		}
+		t := p.Thresholds.Thresholds[id]
+		limit := t.Value.Resolve(o.Capacity)
+		if v.WorkingSet >= limit {
+			if r, had := st.rungs[sig]; had {
+				delete(st.rungs, sig)
+				p.tr().add(KindReclaimAction, string(sig), fmt.Sprintf("back above %s (working set %s) since the reclaim at %s "+
+					"(freed %s): done", threshold.FormatAvailable(limit, sig), threshold.FormatAvailable(v.WorkingSet, sig),
+					stamp(r.at), threshold.FormatQuantity(r.freed, true)))
+			}
+			continue
+		}
+		if !v.Known || v.Confirmed || !v.Backstop || v.NonReclaimable < limit {
+			continue // not the gap: confirmed pressure, or the estimate is under too
+		}
+		gq := threshold.MetQuantity(t, o.Capacity, true)
+		goal := gq.Value()
+		if off != "" {
+			if v.WorkingSet < v.Kubelet {
+				continue // the kubelet acts now: too late for a reclaim to avoid anything
+			}
+			reqs, enough, _ := reclaimTargets(*v, goal, ests, cfg)
+			if enough {
+				p.ReclaimAvoidable = append(p.ReclaimAvoidable, reqs...)
+				p.tr().add(KindReclaimAction, string(sig), "reclaim would have avoided this eviction: "+describeReclaims(reqs)+
+					" would bring the working set back to "+threshold.FormatAvailable(goal, sig)+"; not done: "+off)
+			}
+			continue
+		}
+		if st.rungStep(now, v, goal, ests, cfg, p) {
+			v.Held, v.Effective = true, v.NonReclaimable
+			o.Available = v.NonReclaimable
+			snap.Observations[sig] = o
+		}
+	}
+	return snap
+}
+
+// rungStep decides one signal whose working set alone is under its threshold, with the rung on: true
+// holds the eviction off (a reclaim planned now or settling).
+func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podReclaim, cfg Config, p *Plan) bool {
+	sig, ac := v.Signal, cfg.Reclaim.Action
+	say := func(s string) { p.tr().add(KindReclaimAction, string(sig), s) }
+	r, had := st.rungs[sig]
+	if v.WorkingSet < v.Kubelet {
+		say(fmt.Sprintf("the working set %s is below the kubelet's own threshold %s: too late to reclaim, evicting",
+			threshold.FormatAvailable(v.WorkingSet, sig), threshold.FormatAvailable(v.Kubelet, sig)))
+		return false
+	}
+	switch {
+	case had && r.err != "":
+		r.spent = true
+		st.rungs[sig] = r
+		say("the reclaim at " + stamp(r.at) + " failed (" + r.err + "): evicting")
+		return false
+	case had && r.spent:
+		say("the reclaim at " + stamp(r.at) + " did not bring the signal back: evicting")
+		return false
+	case had && now.Before(r.at.Add(ac.Settle)):
+		say(fmt.Sprintf("the reclaim at %s settles until %s (freed %s of %s so far): not evicting", stamp(r.at),
+			stamp(r.at.Add(ac.Settle)), threshold.FormatQuantity(r.freed, true), threshold.FormatQuantity(r.requested, true)))
+		return true
+	case had:
+		r.spent = true
+		st.rungs[sig] = r
+		say(fmt.Sprintf("still under the threshold after the reclaim at %s settled (%s; freed %s of %s): evicting",
+			stamp(r.at), ac.Settle, threshold.FormatQuantity(r.freed, true),
+			threshold.FormatQuantity(r.requested, true)))
+		return false
+	}
+	if last, ok := st.lastReclaim[sig]; ok && now.Sub(last) < ac.MinInterval {
+		say(fmt.Sprintf("last reclaim at %s, less than %s ago (reclaim.action.minInterval): evicting", stamp(last), ac.MinInterval))
+		return false
+	}
+	reqs, enough, skipped := reclaimTargets(*v, goal, ests, cfg)
+	for _, s := range skipped {
+		say(s)
+	}
+	if !enough {
+		say("not enough reclaimable file pages outside thrashing pods to bring the working set back to " +
+			threshold.FormatAvailable(goal, sig) + ": evicting")
+		return false
+	}
+	r = rung{at: now, uids: map[string]bool{}}
+	for _, q := range reqs {
+		r.uids[q.Pod.UID] = true
+		r.requested += q.Bytes
+		p.Reclaims = mergeReclaim(p.Reclaims, q)
+	}
+	if st.rungs == nil {
+		st.rungs = map[signal.Signal]rung{}
+	}
+	if st.lastReclaim == nil {
+		st.lastReclaim = map[signal.Signal]time.Time{}
+	}
+	st.rungs[sig], st.lastReclaim[sig] = r, now
+	say("would reclaim " + describeReclaims(reqs) + " instead of evicting: the working set " +
+		threshold.FormatAvailable(v.WorkingSet, sig) + " is under the threshold only through reclaimable cache (estimate " +
+		threshold.FormatAvailable(v.NonReclaimable, sig) + "); eviction waits " + ac.Settle.String())
+	return true
+}
+
+// reclaimTargets picks the reclaim of one view: the pods with a known estimate and reclaimable file
+// pages, not thrashing (activation rate at or above ReclaimConfig.RefaultRate), largest reclaimable
+// first (then namespace, name, UID); each asked for its inactive file pages plus what the working set
+// still needs of its gain (reclaimable − inactive: the kernel drains the inactive list first, and the
+// working set leaves it out already), within ReclaimAction.MaxBytes in all. Without any pod estimate, the
+// pods cgroup is the target. enough reports that the requests cover goal − WorkingSet; skipped are the
+// thrashing pods passed over, in words.
+func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([]ReclaimRequest, bool, []string) {
+	need, budget := goal-v.WorkingSet, cfg.Reclaim.Action.MaxBytes
+	var cands []podReclaim
+	var skipped []string
+	anyKnown := false
+	for _, e := range ests {
+		if !e.known {
+			continue
+		}
+		anyKnown = true
+		if e.rateKnown && e.rate >= float64(cfg.Reclaim.RefaultRate) {
+			skipped = append(skipped, fmt.Sprintf("%s: thrashing (activations %s/s): not reclaimed", e.ref,
+				threshold.FormatQuantity(int64(e.rate), true)))
+			continue
+		}
+		if e.est.Reclaimable > 0 {
+			cands = append(cands, e)
+		}
+	}
+	if !anyKnown {
+		gain := v.Estimate.Gain()
+		bytes := min(budget, v.Estimate.Reclaimable, v.Estimate.Inactive+need)
+		if gain < need || bytes <= 0 {
+			return nil, false, skipped
+		}
+		return []ReclaimRequest{{Signal: v.Signal, Bytes: bytes, Reclaimable: v.Estimate.Reclaimable,
+			Why: "no pod's estimate is known: the pods cgroup"}}, bytes-v.Estimate.Inactive >= need, skipped
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.est.Reclaimable != b.est.Reclaimable {
+			return a.est.Reclaimable > b.est.Reclaimable
+		}
+		if a.ref.Namespace != b.ref.Namespace {
+			return a.ref.Namespace < b.ref.Namespace
+		}
+		if a.ref.Name != b.ref.Name {
+			return a.ref.Name < b.ref.Name
+		}
+		return a.ref.UID < b.ref.UID
+	})
+	var out []ReclaimRequest
+	for _, c := range cands {
+		if need <= 0 || budget <= 0 {
+			break
+		}
+		take := min(max(0, c.est.Gain()), need)
+		bytes := min(c.est.Reclaimable, c.est.Inactive+take, budget)
+		if take <= 0 || bytes <= 0 {
+			continue
+		}
+		out = append(out, ReclaimRequest{Signal: v.Signal, Pod: c.ref, Bytes: bytes, Reclaimable: c.est.Reclaimable,
+			Why: fmt.Sprintf("%s of %s reclaimable file pages (inactive %s first)", threshold.FormatQuantity(bytes, true),
+				threshold.FormatQuantity(c.est.Reclaimable, true), threshold.FormatQuantity(c.est.Inactive, true))})
+		budget -= bytes
+		need -= max(0, bytes-c.est.Inactive)
+	}
+	return out, need <= 0 && len(out) > 0, skipped
+}
+
+// mergeReclaim adds q to reqs; a target already asked (the other memory signal) keeps the larger size.
+func mergeReclaim(reqs []ReclaimRequest, q ReclaimRequest) []ReclaimRequest {
+	for i := range reqs {
+		if reqs[i].Pod.UID == q.Pod.UID {
+			reqs[i].Bytes = max(reqs[i].Bytes, q.Bytes)
+			return reqs
+		}
+	}
+	return append(reqs, q)
+}
+
+// describeReclaims is "1.5Gi of file pages from default/reader, 100Mi from ...".
+func describeReclaims(reqs []ReclaimRequest) string {
+	parts := make([]string, len(reqs))
+	for i, q := range reqs {
+		parts[i] = threshold.FormatQuantity(q.Bytes, true) + " of file pages from " + q.Target()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hardOf returns the highest resolved hard threshold of sig (the one the backstop crosses first).
+func hardOf(cfg threshold.Config, sig signal.Signal, o signal.Observation) (decision.ThresholdID, bool) {
+	best, found := decision.ThresholdID(0), false
+	var bestV int64
+	for i, t := range cfg.Thresholds {
+		if t.Signal != sig || !t.IsHard() || t.Inert() {
+			continue
+		}
+		if v := t.Value.Resolve(o.Capacity); !found || v > bestV {
+			best, bestV, found = decision.ThresholdID(i), v, true
+		}
+	}
+	return best, found
+}
