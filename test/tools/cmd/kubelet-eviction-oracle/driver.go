@@ -1,6 +1,6 @@
 package main
 
-// How the manager is driven. synchronize is unexported in v1.36.3; the exported entry points are
+// How the manager is driven. synchronize is unexported (v1.34 to v1.37); the exported entry points are
 // Start (a goroutine looping over synchronize), the memcg notifier (real cgroup files) and Admit /
 // IsUnder*Pressure (read-only). We use Start, unmodified, and gate its loop:
 //

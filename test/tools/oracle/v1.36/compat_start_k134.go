@@ -1,1 +1,0 @@
-../../cmd/kubelet-eviction-oracle/compat_start_k134.go

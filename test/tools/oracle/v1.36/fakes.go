@@ -1,1 +1,0 @@
-../../cmd/kubelet-eviction-oracle/fakes.go

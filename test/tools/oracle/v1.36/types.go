@@ -1,1 +1,0 @@
-../../cmd/kubelet-eviction-oracle/types.go
