@@ -1,10 +1,13 @@
-//go:build !oracle_k137
+//go:build !oracle_k134 && !oracle_k137
 
 package main
 
-import "k8s.io/kubernetes/pkg/kubelet/lifecycle"
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+)
 
-// admit calls the admission handler, which takes no context before v1.37.
-func admit(h lifecycle.PodAdmitHandler, attrs *lifecycle.PodAdmitAttributes) lifecycle.PodAdmitResult {
-	return h.Admit(attrs)
+// admit offers pod to the admission handler as a new pod (v1.35, v1.36: Operation, no context).
+func admit(h lifecycle.PodAdmitHandler, pod *v1.Pod) lifecycle.PodAdmitResult {
+	return h.Admit(&lifecycle.PodAdmitAttributes{Pod: pod, Operation: lifecycle.AddOperation})
 }

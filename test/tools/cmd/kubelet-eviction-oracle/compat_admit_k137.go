@@ -5,10 +5,11 @@ package main
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 )
 
-// admit calls the admission handler, which takes a context since v1.37.
-func admit(h lifecycle.PodAdmitHandler, attrs *lifecycle.PodAdmitAttributes) lifecycle.PodAdmitResult {
-	return h.Admit(context.Background(), attrs)
+// admit offers pod to the admission handler as a new pod (v1.37: Admit takes a context).
+func admit(h lifecycle.PodAdmitHandler, pod *v1.Pod) lifecycle.PodAdmitResult {
+	return h.Admit(context.Background(), &lifecycle.PodAdmitAttributes{Pod: pod, Operation: lifecycle.AddOperation})
 }

@@ -192,7 +192,7 @@ func (d *driver) collect(before map[string]float64, evicted map[string]bool, pro
 	sr.DiskPressure = d.mgr.IsUnderDiskPressure()
 	sr.PIDPressure = d.mgr.IsUnderPIDPressure()
 	for i := range probes {
-		r := admit(d.admit, &lifecycle.PodAdmitAttributes{Pod: probes[i].DeepCopy(), Operation: lifecycle.AddOperation})
+		r := admit(d.admit, probes[i].DeepCopy())
 		sr.Admissions = append(sr.Admissions, Admission{Name: probes[i].Name, Admit: r.Admit, Reason: r.Reason, Message: r.Message})
 	}
 	after, err := evictionCounts()
