@@ -256,16 +256,16 @@ func (g *gen) memoryEmptyDirCase(int) Case {
 	return c
 }
 
-// softGraceCase: a soft memory.available threshold met at once (grace 0s) or after its grace period,
-// pods whose terminationGracePeriodSeconds is below, at and above evictionMaxPodGracePeriod, and no
-// local-storage isolation: the soft eviction's grace override decides.
+// softGraceCase: a soft memory.available threshold met after its grace period (or at once with 0s,
+// which makes it a hard threshold), pods whose terminationGracePeriodSeconds is below, at and above
+// evictionMaxPodGracePeriod, and no local-storage isolation: the soft eviction's grace decides.
 func (g *gen) softGraceCase(int) Case {
 	n := g.genNode()
 	soft := g.pick("1Gi", "2Gi")
 	kc := map[string]any{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
 		"evictionHard": map[string]string{"memory.available": "100Mi"},
 		"evictionSoft": map[string]string{"memory.available": soft}, "evictionSoftGracePeriod": map[string]string{
-			"memory.available": g.pick("0s", "0s", "10s")},
+			"memory.available": g.pick("0s", "5s", "10s", "10s")}, // 0s makes it a hard threshold (grace 1)
 		"evictionMaxPodGracePeriod": []int{10, 30, 60, 300}[g.r.Intn(4)], "enforceNodeAllocatable": []string{},
 		"localStorageCapacityIsolation": false}
 	pods := make([]v1.Pod, 2+g.r.Intn(6))
@@ -279,7 +279,7 @@ func (g *gen) softGraceCase(int) Case {
 	q := resource.MustParse(soft)
 	softBytes := q.Value()
 	c := familyCase(kc, n)
-	g.familySteps(&c, pods, 2+g.r.Intn(3), func(stamp time.Time) *statsapi.Summary {
+	g.familySteps(&c, pods, 3+g.r.Intn(2), func(stamp time.Time) *statsapi.Summary {
 		sum := g.podStatsOf(n, pods, stamp)
 		avail := softBytes - 1 - g.r.Int63n(softBytes/2)
 		if g.chance(0.15) {
