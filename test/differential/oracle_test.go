@@ -180,3 +180,49 @@ func runOracle(bin string, cases []Case) ([]Result, error) {
 	}
 	return out, nil
 }
+
+func TestOracleKeyCoversTheFilesOfItsReleaseOnly(t *testing.T) {
+	tools := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tools, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tools, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m/go.mod", "module m\n")
+	write("m/go.sum", "")
+	write("m/main.go", "package main\n")
+	write("m/compat_k137.go", "//go:build oracle_k137\n\npackage main\n")
+	write("m/main_test.go", "package main\n")
+	plain := release{Version: "v1.36.3", Module: "m", Pkg: "."}
+	k137 := release{Version: "v1.37.2", Module: "m", Pkg: ".", Tag: "oracle_k137"}
+	key := func(r release) string {
+		t.Helper()
+		k, err := oracleKey(tools, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	p0, t0 := key(plain), key(k137)
+	if p0 == t0 {
+		t.Errorf("two releases of one module share the key %s", p0)
+	}
+	write("m/compat_k137.go", "//go:build oracle_k137\n\npackage main // changed\n")
+	write("m/main_test.go", "package main // changed\n")
+	if p1, t1 := key(plain), key(k137); p1 != p0 || t1 == t0 {
+		t.Errorf("after a change of the 1.37 adapter: plain key %s -> %s (want the same), 1.37 key %s -> %s (want another)", p0, p1, t0, t1)
+	}
+	prev := p0
+	for _, f := range []string{"m/main.go", "m/go.sum", "m/go.mod"} {
+		write(f, "// changed "+f+"\n")
+		if k := key(plain); k == prev {
+			t.Errorf("a change of %s kept the key %s", f, prev)
+		} else {
+			prev = k
+		}
+	}
+}
