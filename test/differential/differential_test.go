@@ -63,13 +63,18 @@ func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
 			began := time.Now()
 			results := runOracleParallel(t, bin, cases, 2)
 			var tl tally
-			reported := 0
+			reported, byFamily := 0, map[string]int{}
 			for i := range cases {
 				diff := compareCase(&cases[i], results[i], &tl, rel)
 				if diff == "" {
 					continue
 				}
 				tl.mismatches++
+				fam := familyOf(cases[i].Name)
+				if fam == "" {
+					fam = "random"
+				}
+				byFamily[fam]++
 				if reported < 10 {
 					reported++
 					t.Errorf("%s (seed %d, kubelet %s): kubelet (-) vs core (+):\n%s\ncase and oracle result: %s", cases[i].Name,
@@ -77,6 +82,9 @@ func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
 				}
 			}
 			t.Logf("kubelet %s: %d cases in %s: %+v", rel.Version, len(cases), time.Since(began).Round(time.Millisecond), tl)
+			if len(byFamily) > 0 {
+				t.Logf("kubelet %s: disagreements by case family: %v", rel.Version, byFamily)
+			}
 			checkCoverage(t, tl)
 			checkDetects(t, cases, results, rel)
 			recordOutcomes(t, outcomes, rel, cases, results)
