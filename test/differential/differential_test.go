@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -175,34 +174,6 @@ func checkCoverage(t *testing.T, tl tally) {
 			t.Errorf("coverage: no %s in %d cases", name, tl.cases)
 		}
 	}
-}
-
-func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Result {
-	t.Helper()
-	out := make([]Result, len(cases))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	chunk := (len(cases) + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, len(cases))
-		if lo >= hi {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rs, err := runOracle(bin, cases[lo:hi])
-			copy(out[lo:hi], rs)
-			errs[w] = err
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 func writeCases(t *testing.T, path string, cases []Case) {

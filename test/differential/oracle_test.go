@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,6 +180,35 @@ func runOracle(bin string, cases []Case) ([]Result, error) {
 			tail(strings.TrimSpace(stderr.String()), 4000))
 	}
 	return out, nil
+}
+
+// runOracleParallel splits the cases among workers oracle processes of bin.
+func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Result {
+	t.Helper()
+	out := make([]Result, len(cases))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	chunk := (len(cases) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(cases))
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rs, err := runOracle(bin, cases[lo:hi])
+			copy(out[lo:hi], rs)
+			errs[w] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 func TestOracleKeyCoversTheFilesOfItsReleaseOnly(t *testing.T) {
