@@ -1,4 +1,4 @@
-//go:build oracle_k134
+//go:build oracle_k134 || oracle_k135
 
 package main
 
@@ -7,8 +7,8 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
 )
 
-// admit offers pod to the admission handler (v1.34: no context, and PodAdmitAttributes has no
-// Operation yet; every admission is of a new pod).
+// admit offers pod to the admission handler (v1.34, v1.35: no context, and PodAdmitAttributes has no
+// Operation before v1.36; every admission is of a new pod).
 func admit(h lifecycle.PodAdmitHandler, pod *v1.Pod) lifecycle.PodAdmitResult {
 	return h.Admit(&lifecycle.PodAdmitAttributes{Pod: pod})
 }
