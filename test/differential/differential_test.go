@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +20,12 @@ import (
 var (
 	seed   = flag.Int64("seed", 20261129, "seed of the case generator")
 	ncases = flag.Int("cases", 400, "number of generated cases")
-	write  = flag.String("write-cases", "", "also write the generated cases to this file (JSON lines, the oracle's input)")
+	write  = flag.String("write-cases", "", "also write each release's generated cases to this file + \".\" + the release (JSON lines, the oracle's input)")
+	// nfamily is the number of cases of each version family (genversion_test.go) per release.
+	nfamily = flag.Int("family-cases", 40, "number of generated cases of each version family")
+	// only selects releases; PRESSURE_DIFFERENTIAL_RELEASES sets it where flags cannot be passed (make).
+	only = flag.String("releases", os.Getenv("PRESSURE_DIFFERENTIAL_RELEASES"),
+		"comma-separated kubelet releases to compare with (default: every supported release)")
 )
 
 // tally counts what the run covered, so a generator that stops reaching a path fails the test.
@@ -39,40 +43,60 @@ type tally struct {
 }
 
 func TestKubeletEvictionManagerAgreesWithCore(t *testing.T) {
-	bin := oracleBinary(t)
+	checkReleases(t)
 	g := &gen{r: rand.New(rand.NewSource(*seed))}
-	cases := make([]Case, *ncases)
-	for i := range cases {
-		cases[i] = g.genCase(i)
+	base := make([]Case, *ncases)
+	for i := range base {
+		base[i] = g.genCase(i)
 	}
-	if *write != "" {
-		writeCases(t, *write, cases)
+	outcomes := map[string]map[string]string{} // family -> release -> the kubelet's evictions
+	ran := map[string]bool{}
+	for _, rel := range selectedReleases(t) {
+		t.Run(rel.Version, func(t *testing.T) {
+			bin := oracleBinary(t, rel)
+			ran[rel.Version] = true
+			cases := append(append([]Case{}, base...), familyCases(*seed, *nfamily, rel)...)
+			if *write != "" {
+				writeCases(t, *write+"."+rel.Version, cases)
+			}
+			began := time.Now()
+			results := runOracleParallel(t, bin, cases, 2)
+			var tl tally
+			reported, byFamily := 0, map[string]int{}
+			for i := range cases {
+				diff := compareCase(&cases[i], results[i], &tl, rel)
+				if diff == "" {
+					continue
+				}
+				tl.mismatches++
+				fam := familyOf(cases[i].Name)
+				if fam == "" {
+					fam = "random"
+				}
+				byFamily[fam]++
+				if reported < 10 {
+					reported++
+					t.Errorf("%s (seed %d, kubelet %s): kubelet (-) vs core (+):\n%s\ncase and oracle result: %s", cases[i].Name,
+						*seed, rel.Version, diff, dumpCase(t, &cases[i], results[i], rel))
+				}
+			}
+			t.Logf("kubelet %s: %d cases in %s: %+v", rel.Version, len(cases), time.Since(began).Round(time.Millisecond), tl)
+			if len(byFamily) > 0 {
+				t.Logf("kubelet %s: disagreements by case family: %v", rel.Version, byFamily)
+			}
+			checkCoverage(t, tl)
+			checkDetects(t, cases, results, rel)
+			recordOutcomes(t, outcomes, rel, cases, results)
+		})
 	}
-	results := runOracleParallel(t, bin, cases, 2)
-	var tl tally
-	reported := 0
-	for i := range cases {
-		diff := compareCase(&cases[i], results[i], &tl)
-		if diff == "" {
-			continue
-		}
-		tl.mismatches++
-		if reported < 10 {
-			reported++
-			t.Errorf("%s (seed %d): kubelet (-) vs core (+):\n%s\ncase and oracle result: %s", cases[i].Name, *seed,
-				diff, dumpCase(t, &cases[i], results[i]))
-		}
-	}
-	t.Logf("%+v", tl)
-	checkCoverage(t, tl)
-	checkDetects(t, cases, results)
+	checkFamilyDifferences(t, outcomes, ran)
 }
 
 // checkDetects shows that the comparison can fail: one-byte or one-bit changes of a kubelet answer
 // that contains a pressure eviction, or several local-storage evictions, must each be reported.
-func checkDetects(t *testing.T, cases []Case, results []Result) {
+func checkDetects(t *testing.T, cases []Case, results []Result, rel release) {
 	t.Helper()
-	detects(t, cases, results, "a pressure eviction", func(sr StepResult) bool {
+	detects(t, cases, results, rel, "a pressure eviction", func(sr StepResult) bool {
 		return len(sr.Evictions) == 1 && sr.Evictions[0].Condition != nil && len(sr.Admissions) > 0
 	}, map[string]func(*StepResult){
 		"message":   func(s *StepResult) { s.Evictions[0].Message += "x" },
@@ -85,7 +109,7 @@ func checkDetects(t *testing.T, cases []Case, results []Result) {
 		"admission": func(s *StepResult) { s.Admissions[0].Admit = !s.Admissions[0].Admit },
 		"node GC":   func(s *StepResult) { s.ImageGC++ },
 	})
-	detects(t, cases, results, "two local-storage evictions in one step", func(sr StepResult) bool {
+	detects(t, cases, results, rel, "two local-storage evictions in one step", func(sr StepResult) bool {
 		return len(sr.Evictions) >= 2 && sr.Evictions[0].Condition == nil
 	}, map[string]func(*StepResult){
 		"local message": func(s *StepResult) { s.Evictions[0].Message += "x" },
@@ -94,7 +118,7 @@ func checkDetects(t *testing.T, cases []Case, results []Result) {
 }
 
 // detects applies each mutation to the first kubelet step that fits and requires a reported difference.
-func detects(t *testing.T, cases []Case, results []Result, what string, fits func(StepResult) bool,
+func detects(t *testing.T, cases []Case, results []Result, rel release, what string, fits func(StepResult) bool,
 	mutations map[string]func(*StepResult)) {
 	t.Helper()
 	for i := range cases {
@@ -105,7 +129,7 @@ func detects(t *testing.T, cases []Case, results []Result, what string, fits fun
 			for name, mutate := range mutations {
 				r := cloneResult(t, results[i])
 				mutate(&r.Steps[j])
-				if compareCase(&cases[i], r, &tally{}) == "" {
+				if compareCase(&cases[i], r, &tally{}, rel) == "" {
 					t.Errorf("self-check: %s step %d: a changed %s in the kubelet's answer went unnoticed", cases[i].Name, j, name)
 				}
 			}
@@ -152,34 +176,6 @@ func checkCoverage(t *testing.T, tl tally) {
 	}
 }
 
-func runOracleParallel(t *testing.T, bin string, cases []Case, workers int) []Result {
-	t.Helper()
-	out := make([]Result, len(cases))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	chunk := (len(cases) + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, len(cases))
-		if lo >= hi {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rs, err := runOracle(bin, cases[lo:hi])
-			copy(out[lo:hi], rs)
-			errs[w] = err
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
 func writeCases(t *testing.T, path string, cases []Case) {
 	t.Helper()
 	var b []byte
@@ -195,12 +191,12 @@ func writeCases(t *testing.T, path string, cases []Case) {
 	}
 }
 
-func dumpCase(t *testing.T, c *Case, r Result) string {
+func dumpCase(t *testing.T, c *Case, r Result, rel release) string {
 	dir := filepath.Join(os.TempDir(), "pressure-differential")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "(not written: " + err.Error() + ")"
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%d-%s.json", *seed, c.Name))
+	path := filepath.Join(dir, fmt.Sprintf("%d-%s-%s.json", *seed, rel.Version, c.Name))
 	data, err := json.MarshalIndent(map[string]any{"case": c, "kubelet": r}, "", " ")
 	if err == nil {
 		err = os.WriteFile(path, data, 0o644)
@@ -212,9 +208,9 @@ func dumpCase(t *testing.T, c *Case, r Result) string {
 }
 
 // compareCase runs the case through our core and returns the first difference, "" when none.
-func compareCase(c *Case, res Result, tl *tally) string {
+func compareCase(c *Case, res Result, tl *tally, rel release) string {
 	tl.cases++
-	cfg, lsci, idle, err := ourConfig(c)
+	cfg, sem, lsci, idle, err := ourConfig(c, rel)
 	if (err != nil) != (res.ConfigError != "") {
 		return fmt.Sprintf("config: kubelet error %q, ours %v", res.ConfigError, err)
 	}
@@ -253,7 +249,7 @@ func compareCase(c *Case, res Result, tl *tally) string {
 		after := kubeconv.Snapshot(afterSum)
 		after.Filesystems = layout
 		in := decision.Input{Now: start.Add(time.Duration(step.OffsetMillis) * time.Millisecond), Snapshot: snap,
-			Config: cfg, DisableLocalStorageCapacityIsolation: !lsci}
+			Config: cfg, DisableLocalStorageCapacityIsolation: !lsci, Semantics: sem}
 		for p := range step.Pods {
 			if !evicted[string(step.Pods[p].UID)] {
 				in.Candidates = append(in.Candidates, kubeconv.Candidate(apiView(&step.Pods[p]), snap.Pods))

@@ -21,25 +21,26 @@ import (
 
 // ourConfig turns the case's KubeletConfiguration into our Config (file semantics), with the
 // containerfs thresholds derived for the case's filesystem layout as the kubelet's first sync does.
-// idle reports the kubelet's "nothing to do" configuration (no thresholds and no local-storage
+// sem is the core's semantics of release rel with the configuration's feature gates. idle reports the kubelet's "nothing to do" configuration (no thresholds and no local-storage
 // isolation), in which synchronize returns before reading anything. It is judged before the
 // containerfs derivation, as the kubelet's check runs before it.
-func ourConfig(c *Case) (cfg threshold.Config, lsci, idle bool, err error) {
+func ourConfig(c *Case, rel release) (cfg threshold.Config, sem decision.Semantics, lsci, idle bool, err error) {
 	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(c.KubeletConfig), c.Name)
 	if err != nil {
-		return cfg, false, false, err
+		return cfg, sem, false, false, err
 	}
+	sem = semanticsFor(rel, kc)
 	in := kc.ThresholdInput()
 	in.ExperimentalAllocatableIgnoreEviction = c.ExperimentalAllocatableIgnoreEviction
 	cfg, err = threshold.ParseConfig(in)
 	if err != nil {
-		return cfg, false, false, err
+		return cfg, sem, false, false, err
 	}
 	lsci = kc.Config.LocalStorageCapacityIsolation == nil || *kc.Config.LocalStorageCapacityIsolation
 	idle = len(cfg.Thresholds) == 0 && !lsci
 	ts, _ := threshold.UpdateContainerFsThresholds(cfg.Thresholds, c.DedicatedImageFs, c.SplitContainerFs)
 	cfg.Thresholds = ts
-	return cfg, lsci, idle, nil
+	return cfg, sem, lsci, idle, nil
 }
 
 // ourStep runs one step of our core, including the second call after node-level reclaim.

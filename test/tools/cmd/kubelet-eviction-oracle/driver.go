@@ -1,6 +1,6 @@
 package main
 
-// How the manager is driven. synchronize is unexported in v1.36.3; the exported entry points are
+// How the manager is driven. synchronize is unexported (v1.34 to v1.37); the exported entry points are
 // Start (a goroutine looping over synchronize), the memcg notifier (real cgroup files) and Admit /
 // IsUnder*Pressure (read-only). We use Start, unmodified, and gate its loop:
 //
@@ -17,7 +17,6 @@ package main
 // State is only inspected while the loop is blocked, so nothing races with synchronize.
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -54,6 +53,9 @@ func runCase(c *Case) (*Result, error) {
 	if err != nil {
 		return &Result{ConfigError: err.Error()}, nil
 	}
+	if err := applyFeatureGates(kc.FeatureGates); err != nil {
+		return &Result{ConfigError: err.Error()}, nil
+	}
 	cfg, err := evictionConfig(kc, c.ExperimentalAllocatableIgnoreEviction)
 	if err != nil {
 		return &Result{ConfigError: err.Error()}, nil
@@ -83,7 +85,7 @@ func runCase(c *Case) (*Result, error) {
 		return <-d.release
 	}
 	cleanedUp := func(*v1.Pod) bool { return true }
-	d.mgr.Start(context.Background(), diskInfo{d.w}, podFunc, cleanedUp, interval)
+	startManager(d.mgr, diskInfo{d.w}, podFunc, cleanedUp, interval)
 
 	res := &Result{}
 	evicted := map[string]bool{}
@@ -190,7 +192,7 @@ func (d *driver) collect(before map[string]float64, evicted map[string]bool, pro
 	sr.DiskPressure = d.mgr.IsUnderDiskPressure()
 	sr.PIDPressure = d.mgr.IsUnderPIDPressure()
 	for i := range probes {
-		r := d.admit.Admit(&lifecycle.PodAdmitAttributes{Pod: probes[i].DeepCopy(), Operation: lifecycle.AddOperation})
+		r := admit(d.admit, probes[i].DeepCopy())
 		sr.Admissions = append(sr.Admissions, Admission{Name: probes[i].Name, Admit: r.Admit, Reason: r.Reason, Message: r.Message})
 	}
 	after, err := evictionCounts()

@@ -1,0 +1,1 @@
+../../cmd/kubelet-eviction-oracle/compat_start_k134.go

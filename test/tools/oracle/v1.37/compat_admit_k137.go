@@ -1,0 +1,1 @@
+../../cmd/kubelet-eviction-oracle/compat_admit_k137.go

@@ -1,0 +1,1 @@
+../../cmd/kubelet-eviction-oracle/fakes.go
