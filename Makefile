@@ -18,7 +18,7 @@ MODULE        := github.com/kube-pressure/pressure
 RACE_PKGS     := ./internal/... ./cmd/...
 FUZZTIME      ?= 30s
 
-.PHONY: all build fuzz test test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm
+.PHONY: all build fuzz test test-versions test-unit test-vm flake-check lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm
 
 all: build
 
@@ -53,6 +53,9 @@ PKG ?= ./...
 N   ?= 5
 flake-check: ## run the tests RUN of PKG N times (go test -count=1 each), never stopping early; report each run and the tally
 	@TEST_TIMEOUT=$(TEST_TIMEOUT) GO=$(GO) hack/flake-check.sh '$(RUN)' '$(PKG)' '$(N)'
+
+test-versions: k8s-bins ## the differential test against every supported kubelet release (builds each release's oracle once: 6-12 CPU-minutes each cold)
+	PRESSURE_DIFFERENTIAL_RELEASES=all $(GO) test -count=1 -timeout 90m ./test/differential/
 
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...

@@ -25,7 +25,7 @@ var (
 	nfamily = flag.Int("family-cases", 40, "number of generated cases of each version family")
 	// only selects releases; PRESSURE_DIFFERENTIAL_RELEASES sets it where flags cannot be passed (make).
 	only = flag.String("releases", os.Getenv("PRESSURE_DIFFERENTIAL_RELEASES"),
-		"comma-separated kubelet releases to compare with (default: every supported release)")
+		"comma-separated kubelet releases to compare with, or \"all\" (default: the pinned release and every release whose oracle is cached)")
 )
 
 // tally counts what the run covered, so a generator that stops reaching a path fails the test.

@@ -92,18 +92,26 @@ func oracleKey(tools string, rel release) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// oraclePath is where the release's oracle is cached, and whether it is built there.
+func oraclePath(t *testing.T, rel release) (string, bool) {
+	t.Helper()
+	key, err := oracleKey(filepath.Join(repoRoot(t), "test", "tools"), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(cacheDir(), "oracle", "kubelet-eviction-oracle-"+rel.Version+"-"+key)
+	fi, err := os.Stat(bin)
+	return bin, err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
 // oracleBinary returns the cached oracle of one release, building it when needed (one build at a
 // time: the test asks for the releases in order). Without CI=true a failed build skips the release's
 // test with the reason (no module cache, no network); under CI it fails.
 func oracleBinary(t *testing.T, rel release) string {
 	t.Helper()
 	tools := filepath.Join(repoRoot(t), "test", "tools")
-	key, err := oracleKey(tools, rel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(cacheDir(), "oracle", "kubelet-eviction-oracle-"+rel.Version+"-"+key)
-	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	bin, built := oraclePath(t, rel)
+	if built {
 		return bin
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
