@@ -29,14 +29,7 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 // Binaries finds the pinned Kubernetes binaries (see package doc for when it builds them).
 func Binaries(t testing.TB) cluster.Binaries {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	repo, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	repo := repoRoot(t)
 	bins, err := cluster.FindBinaries(repo)
 	if err == nil {
 		return bins
@@ -148,14 +141,7 @@ func Node(t testing.TB, cp *cluster.ControlPlane, opts cluster.NodeOptions) *clu
 // PRESSURE_BUILD=1 (a few minutes the first time), and skips otherwise with how to build it.
 func Containerd2(t testing.TB) *cluster.Containerd2 {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	repo, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	repo := repoRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	c, err := cluster.FindContainerd2(ctx, repo)
@@ -174,4 +160,18 @@ func Containerd2(t testing.TB) *cluster.Containerd2 {
 		t.Fatalf("build containerd 2: %v", err)
 	}
 	return &c
+}
+
+// repoRoot is the root of the repository the test runs in.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	repo, err := cluster.RepoRoot(wd)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return repo
 }
