@@ -49,15 +49,21 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "/usr/lib/cni"
     conf_dir = %q
     max_conf_num = 1
-`,
+`, configArgs(opts)...)
+}
+
+// configArgs are the values of both containerd configs' %q verbs, in order: root, state, the gRPC and
+// ttrpc sockets, the opt dir, the sandbox (pause) image and the CNI config dir.
+func configArgs(opts NodeOptions) []any {
+	return []any{
 		filepath.Join(opts.Dir, "containerd", "root"),
 		filepath.Join(opts.Dir, "containerd", "state"),
 		containerdSocket(opts.Dir),
-		containerdSocket(opts.Dir)+".ttrpc",
+		containerdSocket(opts.Dir) + ".ttrpc",
 		filepath.Join(opts.Dir, "containerd", "opt"),
 		opts.PauseImage,
 		filepath.Join(opts.Dir, "cni", "net.d"),
-	)
+	}
 }
 
 func startContainerd(ctx context.Context, opts NodeOptions, lock *os.File, timeout time.Duration) (_ *Process, err error) {

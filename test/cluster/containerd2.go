@@ -94,13 +94,5 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = %q
     max_conf_num = 1
-`,
-		filepath.Join(opts.Dir, "containerd", "root"),
-		filepath.Join(opts.Dir, "containerd", "state"),
-		containerdSocket(opts.Dir),
-		containerdSocket(opts.Dir)+".ttrpc",
-		filepath.Join(opts.Dir, "containerd", "opt"),
-		opts.PauseImage,
-		filepath.Join(opts.Dir, "cni", "net.d"),
-	)
+`, configArgs(opts)...)
 }
