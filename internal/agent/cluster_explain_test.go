@@ -107,9 +107,8 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// The agent reads its stored ledger in the background after it starts (NewPendingLedger) while its
-		// informer lists the pods: should a sync under pressure come first, the ladder would not see the
-		// earlier eviction and not escalate (a race of the agent's own, not of explain's).
+		// The agent reads its stored ledger in the background after it starts (NewPendingLedger); a sync
+		// after the pod list synced reads it first if it is still pending (ledgerload.go).
 		r := w.start(w.config(false), cp.RESTConfig())
 		eventually(t, 30*time.Second, "app-2 evicted", func() error { return w.onlyTerminating("app-2") })
 		var got loopbreaker.Avoidance
@@ -137,9 +136,9 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		w.pod("guar", "guaranteed", "200Mi", 150*mi)
 		w.writeLedgerEntry(loopbreaker.Entry{UID: stress.UID, Namespace: w.ns, Name: "stress", Signal: "allocatableMemory.available",
 			Rung: "cgroup-kill", At: time.Now().Add(-10 * time.Second)}, false)
-		// The agent reads its ledger in the background after it starts (NewPendingLedger): a sync before
-		// that knows no pod in flight. The pressure comes once the agent has run a while, so explain and
-		// the agent both see the ledger.
+		// The agent reads its ledger in the background after it starts (NewPendingLedger), and before a
+		// decision once the pod list synced (ledgerload.go). The pressure comes once the agent has run a
+		// while, so explain and the agent both see the ledger.
 		r := w.start(w.config(false), cp.RESTConfig())
 		w.waitReady(r)
 		time.Sleep(3 * time.Second)

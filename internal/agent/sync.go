@@ -55,6 +55,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	for _, p := range unlisted {
 		a.st.unlisted[string(p.UID)] = true
 	}
+	a.loadPendingLedger(ctx)
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
 	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
