@@ -10,9 +10,6 @@ import (
 	"github.com/kube-pressure/pressure/internal/config/cmdline"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
-	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
-	"github.com/kube-pressure/pressure/internal/source/podfs"
-	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
 // Defaults (docs/agent-config.md lists them with their units; a test compares the two). Each is written
@@ -52,14 +49,18 @@ const (
 	DefaultDryRun                 = false
 	DefaultMetricsBindAddress     = cmdline.DefaultMetricsBindAddress
 	DefaultHealthProbeBindAddress = cmdline.DefaultHealthProbeBindAddress
-	DefaultCgroupRoot             = cgroupfs.DefaultRoot
-	DefaultProcRoot               = procfs.DefaultRoot
-	DefaultKubeletRootDir         = "/var/lib/kubelet"
-	DefaultPodLogsDir             = "/var/log/pods"
+	// DefaultCgroupRoot and DefaultProcRoot are cgroupfs's and procfs's DefaultRoot, and the pod-disk
+	// walk's limits podfs's defaults, written here again because those packages are Linux-only and
+	// kubectl-pressure, which reads this configuration, is built for darwin and windows too;
+	// defaults_linux_test.go fails when they differ.
+	DefaultCgroupRoot     = "/sys/fs/cgroup"
+	DefaultProcRoot       = "/proc"
+	DefaultKubeletRootDir = "/var/lib/kubelet"
+	DefaultPodLogsDir     = "/var/log/pods"
 	// DefaultPodDiskWalkMaxEntries and DefaultPodDiskWalkTimeout are podfs's defaults (docs/security.md,
 	// "Per-pod disk usage": a million entries stay under 8 MiB of heap).
-	DefaultPodDiskWalkMaxEntries = podfs.DefaultMaxEntries
-	DefaultPodDiskWalkTimeout    = podfs.DefaultMaxDuration
+	DefaultPodDiskWalkMaxEntries = 1_000_000
+	DefaultPodDiskWalkTimeout    = 2 * time.Second
 )
 
 // DefaultPollRampRate is the fastest fall of available memory the adaptive poll assumes: 4Gi per second,
