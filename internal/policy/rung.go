@@ -230,15 +230,18 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 // first (then namespace, name, UID); each asked for its inactive file pages plus what the working set
 // still needs of its gain (reclaimable − inactive: the kernel drains the inactive list first, and the
 // working set leaves it out already), within ReclaimAction.MaxBytes in all. Without any pod estimate, the
-// pods cgroup is the target. enough reports that the requests cover goal − WorkingSet; skipped are the
+// pods cgroup is the target; so it is when the known pods fall short while some pods' estimates are not
+// known and no pod thrashes (a new pod's refault rate is not measured yet: seen on the real node, where
+// the agent evicted the page-cache pod the rung was for). enough reports that the requests cover goal − WorkingSet; skipped are the
 // thrashing pods passed over, in words.
 func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([]ReclaimRequest, bool, []string) {
 	need, budget := goal-v.WorkingSet, cfg.Reclaim.Action.MaxBytes
 	var cands []podReclaim
 	var skipped []string
-	anyKnown := false
+	anyKnown, anyUnknown := false, false
 	for _, e := range ests {
 		if !e.known {
+			anyUnknown = true
 			continue
 		}
 		anyKnown = true
@@ -252,13 +255,7 @@ func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([
 		}
 	}
 	if !anyKnown {
-		gain := v.Estimate.Gain()
-		bytes := min(budget, v.Estimate.Reclaimable, v.Estimate.Inactive+need)
-		if gain < need || bytes <= 0 {
-			return nil, false, skipped
-		}
-		return []ReclaimRequest{{Signal: v.Signal, Bytes: bytes, Reclaimable: v.Estimate.Reclaimable,
-			Why: "no pod's estimate is known: the pods cgroup"}}, bytes-v.Estimate.Inactive >= need, skipped
+		return podsCgroupTarget(v, need, budget, "no pod's estimate is known: the pods cgroup", skipped)
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
@@ -289,7 +286,26 @@ func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([
 		budget -= bytes
 		need -= max(0, bytes-c.est.Inactive)
 	}
+	if need > 0 && anyUnknown && len(skipped) == 0 {
+		// The known pods fall short and some pods' estimates are not known (a new pod's refault rate is not
+		// measured yet while PSI is not low): the pods cgroup's own estimate covers them all, and with no
+		// pod thrashing the kernel may take the pages from any of them.
+		return podsCgroupTarget(v, goal-v.WorkingSet, cfg.Reclaim.Action.MaxBytes,
+			"the known pods' file pages fall short and some pods' estimates are not known: the pods cgroup", skipped)
+	}
 	return out, need <= 0 && len(out) > 0, skipped
+}
+
+// podsCgroupTarget is the reclaim of the pods cgroup: its inactive file pages plus need, within budget,
+// enough when the scope's estimate covers need.
+func podsCgroupTarget(v ReclaimView, need, budget int64, why string, skipped []string) ([]ReclaimRequest, bool, []string) {
+	gain := v.Estimate.Gain()
+	bytes := min(budget, v.Estimate.Reclaimable, v.Estimate.Inactive+need)
+	if gain < need || bytes <= 0 {
+		return nil, false, skipped
+	}
+	return []ReclaimRequest{{Signal: v.Signal, Bytes: bytes, Reclaimable: v.Estimate.Reclaimable, Why: why}},
+		bytes-v.Estimate.Inactive >= need, skipped
 }
 
 // mergeReclaim adds q to reqs; a target already asked (the other memory signal) keeps the larger size.

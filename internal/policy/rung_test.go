@@ -38,6 +38,13 @@ func TestReclaimTargets(t *testing.T) {
 			got{[]string{"a/big"}, []int64{100 * mebibyte}, false}},
 		{"no pod estimate: the pods cgroup", []podReclaim{{ref: PodRef{UID: "uid-x", Namespace: "a", Name: "x"}}}, 2 << 30,
 			got{[]string{"the pods cgroup"}, []int64{306 * mebibyte}, true}},
+		{"the known pods fall short and a new pod's estimate is unknown: the pods cgroup",
+			[]podReclaim{est("a", "quiet", 10*mebibyte, 0, 0), {ref: PodRef{UID: "uid-reader", Namespace: "a", Name: "reader"}}}, 2 << 30,
+			got{[]string{"the pods cgroup"}, []int64{306 * mebibyte}, true}},
+		{"the known pods fall short beside a thrashing pod: no pods-cgroup reclaim that could hit the thrasher",
+			[]podReclaim{est("a", "quiet", 10*mebibyte, 0, 0), est("a", "thrash", 900*mebibyte, 0, 2*mebibyte),
+				{ref: PodRef{UID: "uid-reader", Namespace: "a", Name: "reader"}}}, 2 << 30,
+			got{[]string{"a/quiet"}, []int64{10 * mebibyte}, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
