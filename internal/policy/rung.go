@@ -232,7 +232,8 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 // working set leaves it out already), within ReclaimAction.MaxBytes in all. Without any pod estimate, the
 // pods cgroup is the target; so it is when the known pods fall short while some pods' estimates are not
 // known and no pod thrashes (a new pod's refault rate is not measured yet: seen on the real node, where
-// the agent evicted the page-cache pod the rung was for). enough reports that the requests cover goal − WorkingSet; skipped are the
+// the agent evicted the page-cache pod the rung was for). enough reports that the requests cover
+// goal − WorkingSet; skipped are the
 // thrashing pods passed over, in words.
 func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([]ReclaimRequest, bool, []string) {
 	need, budget := goal-v.WorkingSet, cfg.Reclaim.Action.MaxBytes
