@@ -93,15 +93,13 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		v := st.view(now, sig, o, snap, cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
-		if v.Backstop && !rungOn && cfg.KubeletHorizon > 0 {
-			v.Steady = st.steady(sig, o, v.Kubelet, cfg.KubeletHorizon)
-			v.Backstop = v.Steady == ""
-		}
 		if st.wsLast == nil {
-			st.wsLast = map[signal.Signal]wsPair{}
+			st.wsLast = map[signal.Signal]wsTrend{}
 		}
-		if w := st.wsLast[sig]; o.Time.After(w.cur.Time) {
-			st.wsLast[sig] = wsPair{prev: w.cur, cur: o}
+		st.wsLast[sig] = st.wsLast[sig].add(o, cfg.MinRateSpan)
+		if v.Backstop && !rungOn && cfg.KubeletHorizon > 0 {
+			v.Steady = st.wsLast[sig].steady(o, v.Kubelet, cfg.KubeletHorizon)
+			v.Backstop = v.Steady == ""
 		}
 		if v.Backstop {
 			v.Effective = min(v.WorkingSet, v.NonReclaimable)
@@ -127,34 +125,6 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		}
 	}
 	return out, podsOut, ests
-}
-
-// wsPair is a memory signal's last two raw observations at distinct times (the backstop's trend).
-type wsPair struct{ prev, cur signal.Observation }
-
-// steady returns why the kubelet would not act on o (the raw working-set observation) although it is
-// within the margin of the kubelet's threshold kubelet: it is above it and its fall since the last step
-// (none, or too slow) does not cross it within horizon. "" when the kubelet would act.
-func (st *State) steady(sig signal.Signal, o signal.Observation, kubelet int64, horizon time.Duration) string {
-	if o.Available < kubelet {
-		return ""
-	}
-	w, ok := st.wsLast[sig]
-	prev := w.cur
-	if !o.Time.After(prev.Time) { // the same observation again (a step without a new read): its own fall
-		prev, o = w.prev, w.cur
-	}
-	dt := o.Time.Sub(prev.Time)
-	if !ok || prev.Time.IsZero() || dt <= 0 || o.Available >= prev.Available {
-		return fmt.Sprintf("the working set is not falling: the kubelet would not cross its threshold within %s", horizon)
-	}
-	rate := float64(prev.Available-o.Available) / dt.Seconds()
-	eta := time.Duration(float64(o.Available-kubelet) / rate * float64(time.Second))
-	if eta <= horizon {
-		return ""
-	}
-	return fmt.Sprintf("the working set falls %s/s: it would cross the kubelet's threshold in %s, beyond %s",
-		threshold.FormatHuman(int64(rate), true), eta.Round(time.Millisecond), horizon)
 }
 
 // gone returns the first pod (by UID) in flight that has left the listing or has no memory stats any more:

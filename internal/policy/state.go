@@ -43,8 +43,8 @@ type State struct {
 	// restarted is when the node and pods windows last restarted because a pod in flight left (zero:
 	// never): for a window after it, PSI still covers the time the pod ran.
 	restarted time.Time
-	// wsLast is each memory signal's last raw observation (the working set): the backstop's trend.
-	wsLast map[signal.Signal]wsPair
+	// wsLast is each memory signal's recent raw observations (the working set): the backstop's trend.
+	wsLast map[signal.Signal]wsTrend
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
 	// each signal's last reclaim was planned (the rate bound).
 	rungs       map[signal.Signal]rung
