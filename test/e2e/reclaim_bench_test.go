@@ -1,0 +1,133 @@
+package e2e
+
+// The reclaim benchmark of docs/benchmarks.md ("Reclaim-aware policy"): issue 33's page-cache case for
+// every contender side by side, interleaved, on the package node. Opt-in (it takes about three minutes
+// per run): PRESSURE_RECLAIM_BENCH=<runs per contender and scenario>, PRESSURE_RECLAIM_HOLD the hold
+// (default one minute; the issue's target is ten).
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const reclaimBenchEnv = "PRESSURE_RECLAIM_BENCH"
+
+// reclaimScenario is where the reader's cache leaves the working set's available amount: above the
+// kubelet's threshold (200Mi on the package node) inside the backstop's margin, or below it.
+type reclaimScenario struct {
+	name   string
+	target int64
+}
+
+var reclaimScenarios = []reclaimScenario{
+	{"cache leaves 260Mi (above the kubelet's 200Mi)", 260 * mib},
+	{"cache leaves 150Mi (below the kubelet's 200Mi)", 150 * mib},
+}
+
+// reclaimContenders: the kubelet alone, then the chart with the node's values only (janitor included)
+// and each named setting.
+func reclaimContenders() []reclaimContender {
+	ra := "agent.config.policy=reclaim-aware"
+	h0 := "agent.config.reclaim.kubeletHorizon=0s"
+	return []reclaimContender{
+		{name: "C: kubelet alone"},
+		{name: "D: chart defaults (policy pressure)", chart: true},
+		{name: "R0: reclaim-aware, no rung", chart: true, set: []string{ra}},
+		{name: "R: reclaim-aware + rung", chart: true, rung: true, set: append(rungValues(), ra)},
+		{name: "Rh0: reclaim-aware + rung, kubeletHorizon 0s", chart: true, rung: true, set: append(rungValues(), ra, h0)},
+	}
+}
+
+func TestReclaimBenchChartContenders(t *testing.T) {
+	v := os.Getenv(reclaimBenchEnv)
+	if v == "" {
+		t.Skipf("a benchmark, not a check: run with %s=<runs> (docs/benchmarks.md)", reclaimBenchEnv)
+	}
+	runs, err := strconv.Atoi(v)
+	if err != nil || runs < 1 {
+		t.Fatalf("%s=%q: want a positive number of runs", reclaimBenchEnv, v)
+	}
+	only := os.Getenv(reclaimBenchEnv + "_CONTENDERS") // comma-separated name prefixes ("C,D,R"); empty: all
+	e := requireNode(t)
+	hold := reclaimHoldFromEnv(t)
+	var got []reclaimRun
+	for i := 1; i <= runs; i++ {
+		for _, sc := range reclaimScenarios {
+			for _, c := range reclaimContenders() {
+				if !selected(only, c.name) {
+					continue
+				}
+				t.Run(fmt.Sprintf("run%d/%s/%s", i, sc.name, c.name), func(t *testing.T) {
+					got = append(got, runReclaimCase(t, e, c, sc.name, sc.target, hold))
+				})
+			}
+		}
+	}
+	t.Logf("reclaim benchmark, hold %s, %d run(s):\n%s", hold, runs, reclaimTable(got))
+}
+
+// selected reports whether contender name starts with one of the comma-separated prefixes before ":".
+func selected(only, name string) bool {
+	if only == "" {
+		return true
+	}
+	id, _, _ := strings.Cut(name, ":")
+	for _, p := range strings.Split(only, ",") {
+		if strings.TrimSpace(p) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// reclaimTable prints one Markdown row per scenario and contender, runs merged, in a fixed order.
+func reclaimTable(runs []reclaimRun) string {
+	type key struct{ scenario, contender string }
+	byKey := map[key][]reclaimRun{}
+	var keys []key
+	for _, r := range runs {
+		k := key{r.scenario, r.contender}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return keys[i].scenario < keys[j].scenario })
+	var b strings.Builder
+	b.WriteString("| scenario | contender | runs | reader evicted while holding (by) | after the hog started: evicted (by) | kernel OOM kills | reader alive at the end | lowest available while holding | reclaims (freed) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, k := range keys {
+		rs := byKey[k]
+		var hold, hog, ooms, alive, lowest, recl []string
+		for _, r := range rs {
+			hold = append(hold, evictedBy(r.hold, outcome{}))
+			hog = append(hog, evictedBy(r.withHog, r.hold))
+			ooms = append(ooms, fmt.Sprint(r.withHog.ooms))
+			alive = append(alive, fmt.Sprint(r.readerAlive))
+			lowest = append(lowest, fmt.Sprintf("%dMi", r.lowestHold/mib))
+			recl = append(recl, fmt.Sprint(len(r.reclaims)))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", k.scenario, k.contender, len(rs),
+			strings.Join(hold, "; "), strings.Join(hog, "; "), strings.Join(ooms, "; "), strings.Join(alive, "; "),
+			strings.Join(lowest, "; "), strings.Join(recl, "; "))
+	}
+	return b.String()
+}
+
+// evictedBy names the evictions of o that were not in before, with who evicted each.
+func evictedBy(o, before outcome) string {
+	var out []string
+	for _, p := range o.agentEvicted[len(before.agentEvicted):] {
+		out = append(out, p+" (agent)")
+	}
+	for _, p := range o.kubeletEvicted[len(before.kubeletEvicted):] {
+		out = append(out, p+" (kubelet)")
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
