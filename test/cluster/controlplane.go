@@ -32,6 +32,9 @@ type ControlPlaneOptions struct {
 	ExtraSchedulerArgs         []string
 	// StartTimeout bounds the wait for each component; default 90s.
 	StartTimeout time.Duration
+	// APIServer is the path of a kube-apiserver to run instead of Binaries' (an older release's, for
+	// test/chartcompat; hack/build-apiserver.sh builds them). Empty: Binaries'.
+	APIServer string
 }
 
 // defaultServiceClusterIPRange is the Service range unless ControlPlaneOptions set one; the
@@ -50,6 +53,7 @@ type ControlPlane struct {
 	serviceRange string
 
 	apiserverArgs []string
+	apiserverBin  string
 
 	mu        sync.Mutex
 	etcd      *Process
@@ -66,7 +70,11 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (_ *Contro
 		return nil, fmt.Errorf("start control plane: binaries %v missing in %q", m, opts.Binaries.Dir)
 	}
 	began := time.Now()
-	cp := &ControlPlane{bins: opts.Binaries, timeout: opts.StartTimeout, dir: opts.Dir, serviceRange: opts.ServiceClusterIPRange}
+	cp := &ControlPlane{bins: opts.Binaries, timeout: opts.StartTimeout, dir: opts.Dir, serviceRange: opts.ServiceClusterIPRange,
+		apiserverBin: opts.Binaries.Path("kube-apiserver")}
+	if opts.APIServer != "" {
+		cp.apiserverBin = opts.APIServer
+	}
 	if cp.timeout == 0 {
 		cp.timeout = 90 * time.Second
 	}
@@ -225,7 +233,7 @@ func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
 		return nil
 	}
 	p, err := startProcess("kube-apiserver", filepath.Join(cp.dir, "kube-apiserver.log"),
-		append([]string{cp.bins.Path("kube-apiserver")}, cp.apiserverArgs...), nil)
+		append([]string{cp.apiserverBin}, cp.apiserverArgs...), nil)
 	if err != nil {
 		return err
 	}
