@@ -226,7 +226,9 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 }
 
 // reclaimTargets picks the reclaim of one view: the pods with a known estimate and reclaimable file
-// pages, not thrashing (activation rate at or above ReclaimConfig.RefaultRate), largest reclaimable
+// pages, not thrashing (activation rate at or above ReclaimConfig.RefaultRate while the view's PSI is
+// not low: refaults that stall nobody are a pod reading its file again, as a page-cache pod does during
+// its own fill, seen on the real node where such a pod was evicted for it), largest reclaimable
 // first (then namespace, name, UID); each asked for its inactive file pages plus what the working set
 // still needs of its gain (reclaimable − inactive: the kernel drains the inactive list first, and the
 // working set leaves it out already), within ReclaimAction.MaxBytes in all. Without any pod estimate, the
@@ -246,8 +248,8 @@ func reclaimTargets(v ReclaimView, goal int64, ests []podReclaim, cfg Config) ([
 			continue
 		}
 		anyKnown = true
-		if e.rateKnown && e.rate >= float64(cfg.Reclaim.RefaultRate) {
-			skipped = append(skipped, fmt.Sprintf("%s: thrashing (activations %s/s): not reclaimed", e.ref,
+		if e.rateKnown && e.rate >= float64(cfg.Reclaim.RefaultRate) && !psiLow(v, cfg.Reclaim) {
+			skipped = append(skipped, fmt.Sprintf("%s: thrashing (activations %s/s, PSI not low): not reclaimed", e.ref,
 				threshold.FormatQuantity(int64(e.rate), true)))
 			continue
 		}
