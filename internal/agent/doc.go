@@ -39,12 +39,12 @@
 // internal/config/agent alone; FromConfig maps it onto Config and this package writes no default.
 //
 // The escalation of one eviction (skip a pod in flight, avoidance settle, PDB fallback wait, DELETE,
-// cgroup kill) is the policy's (policy.Escalation); actuate.Ladder only carries out its moves. What the
-// shell still decides itself (issue 28): which pods found only in the cgroup tree may be killed, and that
-// a soft-threshold eviction of one is not carried out (unlisted.go); that the rest of a plan's evictions
-// are not attempted once the API is found unreachable, and that a planned kill is skipped when the
-// eviction already ended the pod (act.go); and that the taint is not written inside the API backoff
-// (report.go).
+// cgroup kill) is the policy's (policy.Escalation); actuate.Ladder only carries out its moves. So are
+// the rules across a plan's actions: the rest of the evictions wait once the API is found unavailable
+// (policy.CarryOn), a kill is skipped when the eviction ended the pod (policy.KillAfter), an unlisted
+// pod is killed only under a hard threshold (policy.KillUnlisted), and writes wait out the API backoff
+// (Plan.WritesHeld). What the shell still decides itself (issue 28): which pods found only in the cgroup
+// tree are unlisted candidates at all (unlisted.go: the kernel's view, read from the node).
 //
 // Time comes from an injected clock.WithTicker; the package never calls time.Now or time.Sleep.
 package agent
