@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -48,19 +49,41 @@ func within(t *testing.T, d time.Duration, what string, f func()) <-chan struct{
 	return done
 }
 
-func TestALedgerReadIsNotBlockedByASlowWriteToTheRealAPIServer(t *testing.T) {
+// realNode is a Node object on the real API server, with a client that does not pause.
+type realNode struct {
+	ctx   context.Context
+	cp    *cluster.ControlPlane
+	plain kubernetes.Interface
+	name  string
+}
+
+func TestLedgerReadsOnTheRealAPIServer(t *testing.T) {
 	cp := clustertest.ControlPlane(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	plain, err := cp.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	const node = "node-slow"
-	if _, err := plain.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, node string
+		run        func(t *testing.T, rn realNode)
+	}{
+		{"a ledger read is not blocked by a slow write", "node-slow-write", testReadNotBlockedBySlowWrite},
+		{"a ledger read is not blocked by a slow load", "node-slow-load", testReadNotBlockedBySlowLoad},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if _, err := plain.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: tc.node}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			tc.run(t, realNode{ctx: ctx, cp: cp, plain: plain, name: tc.node})
+		})
 	}
-	slow, pause := pausedClient(t, cp.RESTConfig(), http.MethodPatch)
+}
+
+func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
+	ctx, plain, node := rn.ctx, rn.plain, rn.name
+	slow, pause := pausedClient(t, rn.cp.RESTConfig(), http.MethodPatch)
 	pl, err := LoadLedger(ctx, &NodeAnnotationStore{Client: slow, Node: node}, LedgerPolicy{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,19 +157,9 @@ func pausedClient(t *testing.T, c *rest.Config, method string) (kubernetes.Inter
 	return client, pause
 }
 
-func TestALedgerReadIsNotBlockedByASlowLoadFromTheRealAPIServer(t *testing.T) {
-	cp := clustertest.ControlPlane(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	plain, err := cp.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const node = "node-slow-load"
-	if _, err := plain.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	slow, pause := pausedClient(t, cp.RESTConfig(), http.MethodGet)
+func testReadNotBlockedBySlowLoad(t *testing.T, rn realNode) {
+	ctx, plain, node := rn.ctx, rn.plain, rn.name
+	slow, pause := pausedClient(t, rn.cp.RESTConfig(), http.MethodGet)
 	pl := NewPendingLedger(&NodeAnnotationStore{Client: slow, Node: node}, LedgerPolicy{}, nil)
 	now := time.Now()
 	e := evicted("a", deploy, now)
