@@ -8,12 +8,15 @@
 //     stale request. It classifies every answer as one Outcome: evicted, gone (404, or the UID no longer
 //     matches: success-like, never retried), blocked by a PodDisruptionBudget (429 with a DisruptionBudget
 //     cause), API unavailable (retryable) or failed. Evictor.Delete is the same for a plain pod DELETE.
-//   - Ladder escalates: (1) the Eviction API; (2) only for a hard threshold, when a PDB refuses, wait
-//     LadderConfig.PDBFallbackWait (default 5s), ask the Eviction API once more, then DELETE the pod with
-//     the same grace and UID precondition; soft thresholds never fall back, they honour PDBs; (3) only for
-//     a hard threshold and only when the API is unreachable, SIGKILL the processes of the pod's cgroup
-//     (a PodKiller: internal/cgroupkill). The Result records every rung tried and the one that ended it.
-//     In dry-run the Ladder only writes a "would evict" event.
+//   - Ladder carries out the escalation ladder whose every choice is the policy's (policy.Escalation):
+//     it asks Escalation.Next for one move (publish the avoidance, wait, Eviction API, DELETE, cgroup kill
+//     through a PodKiller such as internal/cgroupkill, stop), makes that call or wait, feeds the outcome
+//     back and asks again. The policy's rungs: (1) the Eviction API; (2) only for a hard threshold with
+//     AllowDelete, when a PDB refuses, wait PDBFallbackWait (default 5s), ask once more, then DELETE the
+//     pod with the same grace and UID precondition; soft thresholds honour PDBs; (3) only for a hard
+//     threshold with AllowCgroupKill, when the API is unreachable (IsUnreachable: no HTTP answer), SIGKILL
+//     the pod's processes. The Result records every rung tried, the one that ended it and the policy's
+//     reason for each move. In dry-run the Ladder only writes a "would evict" event.
 //   - Events records the pod, node and owner events listed in docs/events.md through a client-go
 //     record.EventRecorder (NewEventRecorder builds one whose correlator uses an injected clock).
 //   - The loop breaker's parts (ledger, avoidances, taint) are in internal/loopbreaker; the Ladder uses

@@ -10,36 +10,18 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
-// DefaultPDBFallbackWait is how long the ladder waits after a PodDisruptionBudget refused a hard
-// eviction before it asks once more and then deletes the pod. Five seconds is one disruption-controller
-// resync of a healthy cluster, short next to the kubelet's own 10 s loop, and long enough for a PDB that
-// was only "still being processed" to allow the eviction.
-const DefaultPDBFallbackWait = 5 * time.Second
+// DefaultPDBFallbackWait and DefaultAvoidanceSettle are the policy's (policy.DefaultPDBFallbackWait,
+// policy.DefaultAvoidanceSettle), where the ladder's rules are.
+const (
+	DefaultPDBFallbackWait = policy.DefaultPDBFallbackWait
+	DefaultAvoidanceSettle = policy.DefaultAvoidanceSettle
+)
 
-// DefaultAvoidanceSettle is how long the ladder waits between publishing a new avoidance and the
-// eviction. The API server's admission policy reads the avoidance ConfigMaps through an informer, about
-// 10 ms behind a write on an idle test cluster, while the ReplicaSet controller can create the
-// replacement within milliseconds of the eviction; 200 ms covers the informer's lag with a wide margin
-// and is paid once per newly avoided workload, not per eviction.
-const DefaultAvoidanceSettle = 200 * time.Millisecond
-
-// LadderConfig selects the rungs of the escalation ladder.
-type LadderConfig struct {
-	// AvoidanceSettle is the wait after a new avoidance was published, before the eviction (0: none).
-	AvoidanceSettle time.Duration
-	// PDBFallbackWait is the wait between a PDB refusal of a hard eviction and the fallback.
-	PDBFallbackWait time.Duration
-	// AllowDelete enables rung 2 (DELETE under hard pressure when a PDB refuses).
-	AllowDelete bool
-	// AllowCgroupKill enables rung 3 (SIGKILL on the node under hard pressure when the API is unreachable:
-	// a transport error, IsUnreachable; a 429 or 5xx answer never triggers it, nor a timeout during
-	// client-go's Retry-After retries of one: AnsweredError).
-	AllowCgroupKill bool
-	// DryRun writes a "would evict" event and never calls evict, delete or kill.
-	DryRun bool
-}
+// LadderConfig selects the rungs of the escalation ladder (policy.LadderConfig).
+type LadderConfig = policy.LadderConfig
 
 // PodKiller stops a pod's processes on the node (cgroupkill.Killer).
 type PodKiller interface {
@@ -60,34 +42,64 @@ type Ladder struct {
 	Config LadderConfig
 }
 
-// Evict runs the ladder for req. The returned error is only about bookkeeping (persisting the ledger);
-// what happened to the pod is in the Result.
+// Evict carries out the escalation ladder for req: it asks the policy for the next move
+// (policy.Escalation.Next), makes that one call or wait, feeds its outcome back and asks again, until the
+// policy stops. The returned error is only about bookkeeping (persisting the ledger); what happened to the
+// pod is in the Result.
 func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 	now := l.Clock.Now()
-	if req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now)) {
-		return Result{Outcome: OutcomeInFlight}, nil
-	}
-	if l.Config.DryRun {
-		if l.Events != nil {
-			l.Events.WouldEvict(req)
-		}
-		return Result{Outcome: OutcomeDryRun}, nil
-	}
-	prev, avoidErr := l.avoid(ctx, req, now)
+	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil,
+		Skip: req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now))}
 	var res Result
-	l.evict(ctx, req, &res)
-	if res.Outcome == OutcomeBlockedByPDB && req.Hard && l.Config.AllowDelete {
-		l.pdbFallback(ctx, req, &res)
+	var prev loopbreaker.Avoidance
+	var avoidErr error
+	for {
+		m := esc.Next(l.Config)
+		res.Why = append(res.Why, m.Why)
+		switch m.Kind {
+		case policy.MoveSkip:
+			res.Outcome = OutcomeInFlight
+			return res, nil
+		case policy.MoveDryRun:
+			if l.Events != nil {
+				l.Events.WouldEvict(req)
+			}
+			res.Outcome = OutcomeDryRun
+			return res, nil
+		case policy.MoveAvoid:
+			var published bool
+			prev, published, avoidErr = l.avoid(ctx, req, now)
+			esc.Avoided(published)
+		case policy.MoveWait:
+			esc.Waited(l.wait(ctx, m.Wait))
+		case policy.MoveEvict:
+			o, err := l.Evictor.Evict(ctx, req.Pod, req.GracePeriodSeconds)
+			l.tried(&esc, &res, Attempt{Rung: RungEviction, Outcome: o, Err: err})
+		case policy.MoveDelete:
+			o, err := l.Evictor.Delete(ctx, req.Pod, req.GracePeriodSeconds)
+			l.tried(&esc, &res, Attempt{Rung: RungDelete, Outcome: o, Err: err})
+		case policy.MoveKill:
+			l.tried(&esc, &res, l.kill(req, &res))
+		default: // policy.MoveStop
+			return l.finish(ctx, req, prev, &esc, res, avoidErr)
+		}
 	}
-	if res.Outcome == OutcomeUnavailable && IsUnreachable(res.Err()) && req.Hard && l.Config.AllowCgroupKill && l.Killer != nil {
-		l.kill(req, &res)
-	}
+}
+
+// tried adds an attempt to the result and feeds it back to the escalation.
+func (l *Ladder) tried(esc *policy.Escalation, res *Result, a Attempt) {
+	res.add(a)
+	esc.Tried(policy.Attempt{Rung: a.Rung, Result: policy.Result(a.Outcome), Unreachable: IsUnreachable(a.Err)})
+}
+
+// finish writes the events and the ledger once the ladder stopped.
+func (l *Ladder) finish(ctx context.Context, req Request, prev loopbreaker.Avoidance, esc *policy.Escalation, res Result, avoidErr error) (Result, error) {
 	l.record(req, res)
 	// The ledger must hold an eviction that was made even when the agent is stopping (ctx cancelled
 	// after the request was sent): a restarted agent reads it to count the pod in flight.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
 	defer cancel()
-	return res, errors.Join(avoidErr, l.remember(bctx, req, prev, &res))
+	return res, errors.Join(avoidErr, l.remember(bctx, req, prev, esc.Carried(), &res))
 }
 
 // bookkeepingTimeout bounds the ledger write after an eviction once the agent's context is cancelled.
@@ -95,33 +107,11 @@ const bookkeepingTimeout = 5 * time.Second
 
 // avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
 // the replacement as soon as the pod is terminating, and the admission policy must already see it.
-func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (loopbreaker.Avoidance, error) {
+func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (loopbreaker.Avoidance, bool, error) {
 	if l.Ledger == nil {
-		return loopbreaker.Avoidance{}, nil
+		return loopbreaker.Avoidance{}, false, nil
 	}
-	prev, published, err := l.Ledger.Avoid(ctx, req.Owner, now)
-	if published && l.Config.AvoidanceSettle > 0 {
-		l.wait(ctx, l.Config.AvoidanceSettle)
-	}
-	return prev, err
-}
-
-func (l *Ladder) evict(ctx context.Context, req Request, res *Result) {
-	o, err := l.Evictor.Evict(ctx, req.Pod, req.GracePeriodSeconds)
-	res.add(Attempt{Rung: RungEviction, Outcome: o, Err: err})
-}
-
-// pdbFallback waits, asks the Eviction API once more, and deletes the pod if the PDB still refuses.
-func (l *Ladder) pdbFallback(ctx context.Context, req Request, res *Result) {
-	if !l.wait(ctx, l.Config.PDBFallbackWait) {
-		return
-	}
-	l.evict(ctx, req, res)
-	if res.Outcome != OutcomeBlockedByPDB {
-		return
-	}
-	o, err := l.Evictor.Delete(ctx, req.Pod, req.GracePeriodSeconds)
-	res.add(Attempt{Rung: RungDelete, Outcome: o, Err: err})
+	return l.Ledger.Avoid(ctx, req.Owner, now)
 }
 
 func (l *Ladder) wait(ctx context.Context, d time.Duration) bool {
@@ -136,7 +126,7 @@ func (l *Ladder) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (l *Ladder) kill(req Request, res *Result) {
+func (l *Ladder) kill(req Request, res *Result) Attempt {
 	n, err := l.Killer.KillPod(req.Pod.UID)
 	o := OutcomeKilled
 	if err != nil {
@@ -144,7 +134,7 @@ func (l *Ladder) kill(req Request, res *Result) {
 		err = fmt.Errorf("kill pod %s/%s uid %s on the node: %w", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, err)
 	}
 	res.Killed = n
-	res.add(Attempt{Rung: RungCgroupKill, Outcome: o, Err: err})
+	return Attempt{Rung: RungCgroupKill, Outcome: o, Err: err}
 }
 
 func (l *Ladder) record(req Request, res Result) {
@@ -161,12 +151,12 @@ func (l *Ladder) record(req Request, res Result) {
 
 // remember records a carried-out eviction in the ledger (reporting a loop on the owner), or takes back
 // the avoidance published for an eviction that did not happen.
-func (l *Ladder) remember(ctx context.Context, req Request, prev loopbreaker.Avoidance, res *Result) error {
+func (l *Ladder) remember(ctx context.Context, req Request, prev loopbreaker.Avoidance, carried bool, res *Result) error {
 	if l.Ledger == nil {
 		return nil
 	}
 	now := l.Clock.Now()
-	if res.Outcome != OutcomeEvicted && res.Outcome != OutcomeKilled {
+	if !carried {
 		return l.Ledger.Restore(ctx, req.Owner, prev, now)
 	}
 	e := loopbreaker.Entry{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // PodRef names one pod incarnation: namespace, name and UID.
@@ -77,15 +78,15 @@ func (o Outcome) Retryable() bool {
 	return o == OutcomeUnavailable || o == OutcomeBlockedByPDB
 }
 
-// Rung is a step of the escalation ladder.
-type Rung string
+// Rung is a step of the escalation ladder (policy.Rung).
+type Rung = policy.Rung
 
 // Rungs, in escalation order.
 const (
-	RungNone       Rung = ""             // nothing was attempted (dry-run, in flight)
-	RungEviction   Rung = "eviction-api" // policy/v1 Eviction subresource
-	RungDelete     Rung = "delete"       // pod DELETE with grace and UID precondition
-	RungCgroupKill Rung = "cgroup-kill"  // SIGKILL of the pod's processes on the node
+	RungNone       = policy.RungNone
+	RungEviction   = policy.RungEviction
+	RungDelete     = policy.RungDelete
+	RungCgroupKill = policy.RungCgroupKill
 )
 
 // Attempt is one call of the ladder.
@@ -108,6 +109,8 @@ type Result struct {
 	Killed int
 	// EvictionLoop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
 	EvictionLoop *loopbreaker.EvictionLoop
+	// Why is the policy's reason for each move of the ladder, in order (policy.Move.Why).
+	Why []string
 }
 
 // Err returns the error of the last attempt, or nil.

@@ -22,8 +22,8 @@ type action struct {
 
 // act carries out the plan: the evictions in rank order, each followed by its kill when the plan has
 // one, then the kills of pods whose eviction was deferred. Every action's outcome is kept for the next
-// step. Once an eviction found the API unreachable, the rest of the plan's evictions are not attempted
-// (the policy then gives those pods back): each would wait for the same dead API.
+// step. Whether the next eviction is attempted (policy.CarryOn) and whether a kill follows its eviction
+// (policy.KillAfter) are the policy's rules.
 func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*corev1.Pod) []action {
 	kills := map[string]policy.Kill{}
 	for _, k := range plan.Kills {
@@ -44,7 +44,7 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 		}
 		req := request(ev, p)
 		act := action{Pod: podKey(ev.Namespace, ev.Name), UID: ev.UID, Result: a.evict(ctx, plan, ev, req)}
-		down = contact(act.Result) == policy.ContactUnavailable
+		down = !policy.CarryOn(contact(act.Result))
 		if k, ok := kills[ev.UID]; ok {
 			delete(kills, ev.UID)
 			act.Killed = a.kill(k, req, act.Result)
@@ -116,10 +116,10 @@ func firstErr(res actuate.Result) error {
 	return nil
 }
 
-// kill carries out a planned trend kill, unless the eviction already ended the pod (the ladder's own
-// cgroup kill, or the pod is gone).
+// kill carries out a planned trend kill, unless the policy says the eviction already ended the pod
+// (policy.KillAfter) or there is no killer.
 func (a *Agent) kill(k policy.Kill, req actuate.Request, res actuate.Result) bool {
-	if a.Killer == nil || res.Rung == actuate.RungCgroupKill || res.Outcome == actuate.OutcomeGone {
+	if a.Killer == nil || !policy.KillAfter(res.Rung, policy.Result(res.Outcome)) {
 		a.outcome(k.Pod.UID, policy.ActionKill, policy.ResultNotAttempted, policy.ContactNone)
 		return false
 	}

@@ -15,7 +15,8 @@
 //     target, or the kubelet's one pod), the minute limit, PDB pauses, the API backoff and the trend
 //     kill, and gets a Plan;
 //  4. carries the plan out: the wanted taint (Breaker, before the evictions), each eviction through an
-//     evictLadder (actuate.Ladder: Eviction API, PDB fallback, cgroup kill), each planned kill through an
+//     evictLadder (actuate.Ladder, which makes the calls and waits policy.Escalation chooses: Eviction
+//     API, PDB fallback wait, DELETE, cgroup kill), each planned kill through an
 //     actuate.PodKiller (internal/cgroupkill) right after the pod's eviction request; every action's
 //     outcome (and whether its API calls got an answer) is kept for the next step; once the API is
 //     found unreachable the rest of the plan's evictions are not attempted;
@@ -37,12 +38,13 @@
 // /healthz and /readyz mean here. The configuration (flags, file, defaults, validation) is resolved by
 // internal/config/agent alone; FromConfig maps it onto Config and this package writes no default.
 //
-// What the shell still decides itself (issue 28 moves it into the policy): the escalation of one
-// eviction (actuate.Ladder: PDB wait, DELETE fallback, cgroup kill); which pods found only in the cgroup
-// tree may be killed, and that a soft-threshold eviction of one is not carried out (unlisted.go); that the
-// rest of a plan's evictions are not attempted once the API is found unreachable, and that a planned kill
-// is skipped when the eviction already ended the pod (act.go); and that the taint is not written inside
-// the API backoff (report.go).
+// The escalation of one eviction (skip a pod in flight, avoidance settle, PDB fallback wait, DELETE,
+// cgroup kill) is the policy's (policy.Escalation); actuate.Ladder only carries out its moves. So are
+// the rules across a plan's actions: the rest of the evictions wait once the API is found unavailable
+// (policy.CarryOn), a kill is skipped when the eviction ended the pod (policy.KillAfter), an unlisted
+// pod is killed only under a hard threshold (policy.KillUnlisted), and writes wait out the API backoff
+// (Plan.WritesHeld). What the shell still decides itself (issue 28): which pods found only in the cgroup
+// tree are unlisted candidates at all (unlisted.go: the kernel's view, read from the node).
 //
 // Time comes from an injected clock.WithTicker; the package never calls time.Now or time.Sleep.
 package agent

@@ -65,9 +65,10 @@ func (a *Agent) observeSignals(plan policy.Plan, snap signal.Snapshot) {
 }
 
 // breaker runs the loop breaker: the taint the plan wants, the ledger's settlements and the avoidances'
-// expiry. Nothing is written in dry-run or inside the API backoff.
+// expiry. Nothing is written in dry-run or while the policy holds writes (Plan.WritesHeld: the API
+// backoff).
 func (a *Agent) breaker(ctx context.Context, now time.Time, plan policy.Plan, pods []*corev1.Pod) {
-	if a.Breaker == nil || a.Settings.DryRun || now.Before(plan.APIBackoffUntil) {
+	if a.Breaker == nil || a.Settings.DryRun || plan.WritesHeld(now) {
 		return
 	}
 	if err := a.Breaker.Sync(ctx, now, plan.Taint, pods); err != nil {

@@ -103,11 +103,11 @@ func (a *Agent) unlistedPods(listed []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// killUnlisted carries out a planned eviction of an unlisted pod: the cgroup kill under a hard threshold,
-// nothing under a soft one.
+// killUnlisted carries out a planned eviction of an unlisted pod: the cgroup kill when the policy says so
+// (policy.KillUnlisted: a hard threshold), nothing otherwise.
 func (a *Agent) killUnlisted(ev policy.Eviction) action {
 	act := action{Pod: "(unlisted) pod " + ev.UID, UID: ev.UID}
-	if !ev.Hard {
+	if !policy.KillUnlisted(ev) {
 		a.outcome(ev.UID, policy.ActionEvict, policy.ResultNotAttempted, policy.ContactNone)
 		return act
 	}

@@ -70,6 +70,27 @@ func bannedInCore(imp string) bool {
 
 var coreAllowed = []string{"k8s.io/apimachinery/pkg/api/resource"}
 
+// pureConverters turn what the shells read into the core's inputs (kubeconv) or read simulate's scenario
+// text (scenario). They may import Kubernetes types and parsers, but like the core they never touch
+// files, processes, system calls or the network (coreBannedStd).
+var pureConverters = []string{"kubeconv", "scenario"}
+
+func TestPureConvertersDoNoIO(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, name := range pureConverters {
+		p, ok := pkgs[module+"/internal/"+name]
+		if !ok {
+			t.Errorf("package internal/%s not found: update pureConverters", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if bannedInCore(imp) {
+				t.Errorf("%s imports %s: a converter does no I/O, starts no process and does not log", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
 func isStd(path string) bool { return !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") }
 
 func TestCorePackagesImportOnlyTheStandardLibraryAndTheCore(t *testing.T) {

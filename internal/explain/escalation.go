@@ -3,9 +3,12 @@ package explain
 import (
 	"fmt"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
-// AgentLadder is how pressure-agent escalates an eviction once the policy planned it (actuate.Ladder):
+// AgentLadder is how pressure-agent escalates an eviction once the policy planned it (policy.Escalation,
+// carried out by actuate.Ladder):
 // the PodDisruptionBudget fallback of hard evictions and the cgroup kill when the API is unreachable.
 type AgentLadder struct {
 	// AllowDelete lets a hard eviction that a PodDisruptionBudget still refuses after PDBFallbackWait
@@ -22,16 +25,25 @@ type AgentLadder struct {
 // agent asks, so this is said for every victim.
 func ifRefused(l *AgentLadder, hard bool, pdbRetry time.Duration) string {
 	skip := fmt.Sprintf("the pod is given back and skipped for %s (policy pdbRetry): the next step tries the next pod", pdbRetry)
-	switch {
-	case !hard:
+	if !hard {
 		return "soft threshold, no fallback: " + skip
-	case l == nil:
-		return "hard threshold: the agent's escalation settings are unknown (eviction.allowDelete, eviction.pdbFallbackWait)"
-	case !l.AllowDelete:
-		return "hard threshold, eviction.allowDelete off: " + skip
 	}
-	return fmt.Sprintf("hard threshold: the agent waits %s (eviction.pdbFallbackWait), asks the Eviction API once more "+
-		"and, if the PodDisruptionBudget still refuses, DELETEs the pod (eviction.allowDelete)", l.PDBFallbackWait)
+	if l == nil {
+		return "hard threshold: the agent's escalation settings are unknown (eviction.allowDelete, eviction.pdbFallbackWait)"
+	}
+	// The moves are the agent's own ladder (policy.Escalation) after a refusal that never ends.
+	moves := policy.IfRefused(policy.LadderConfig{AllowDelete: l.AllowDelete, PDBFallbackWait: l.PDBFallbackWait}, hard)
+	var wait time.Duration
+	for _, m := range moves {
+		switch m.Kind {
+		case policy.MoveWait:
+			wait = m.Wait
+		case policy.MoveDelete:
+			return fmt.Sprintf("hard threshold: the agent waits %s (eviction.pdbFallbackWait), asks the Eviction API once more "+
+				"and, if the PodDisruptionBudget still refuses, DELETEs the pod (eviction.allowDelete)", wait)
+		}
+	}
+	return "hard threshold, eviction.allowDelete off: " + skip
 }
 
 // escalate fills each victim's IfRefused and Avoidance.

@@ -7,7 +7,8 @@
 //     earlier eviction of its owner here: a replacement that came back), which extends the avoidance.
 //     It is pure: time is an argument. PersistentLedger keeps it in an annotation on the Node object
 //     (LedgerAnnotation), so a restarted agent knows which evictions it already carried out, and
-//     publishes the avoidances through an AvoidanceWriter.
+//     publishes the avoidances through an AvoidanceWriter. Its mutex only guards memory: writes (and
+//     Load's read) go to the API outside it, so a reader never waits for the API server.
 //   - AvoidanceParams writes the node's avoidance ConfigMap (server-side apply): the parameters of the
 //     chart's MutatingAdmissionPolicy that gives new pods of avoided owners a node anti-affinity.
 //   - Tainter adds, refreshes and removes the pressure taint (TaintKey, NoSchedule) with a patch
@@ -15,6 +16,6 @@
 //     wanted is the policy's (internal/policy), applying it the agent's (agent.Breaker).
 //
 // actuate's Ladder publishes a new avoidance before it evicts, records the eviction and takes the
-// avoidance back when the eviction did not happen. Time comes from the caller; errors are returned,
+// avoidance back when the eviction did not happen (policy.Escalation says which). Time comes from the caller; errors are returned,
 // never logged.
 package loopbreaker

@@ -79,9 +79,15 @@ type AvoidanceWriter interface {
 }
 
 // PersistentLedger is a Ledger kept in a LedgerStore, safe for concurrent use. Every change is saved
-// before the method returns; a failed save keeps the change in memory and returns the error. When
-// Params is set, every change of the avoidances in force is also written there (and retried at the
-// next change or Prune until it succeeds).
+// before the method returns; a failed save keeps the change in memory and returns the error (the next
+// save writes it). When Params is set, every change of the avoidances in force is also written there
+// (and retried at the next change or Prune until it succeeds).
+//
+// Its mutex only guards memory: no API call is made while it is held, so a decision reading the ledger
+// (InFlight, Avoidances, Entries) never waits for a slow API server. A write copies the ledger under the
+// mutex and writes outside it; writes are serialized by a second mutex that readers never take, and each
+// write takes the newest copy when its turn comes, so the store never goes back to an older state (gen
+// counts the changes, saved is the newest generation the store holds).
 type PersistentLedger struct {
 	mu     sync.Mutex
 	l      *Ledger
@@ -96,6 +102,12 @@ type PersistentLedger struct {
 	pending    bool
 	dirty      bool
 	lastChange time.Time
+	// gen counts the changes to be saved; saved is the generation the store holds.
+	gen, saved uint64
+
+	// writing serializes the writes to the store and params. It is held across API calls and never
+	// taken by a reader.
+	writing sync.Mutex
 }
 
 // LoadLedger reads the ledger from store (an empty one when the store has none). params may be nil. It
@@ -121,15 +133,19 @@ func NewPendingLedger(store LedgerStore, p LedgerPolicy, params AvoidanceWriter)
 // Load reads the stored ledger and merges it into this one (its entries and avoidances are added to
 // what was recorded since the start), then saves when something was recorded meanwhile. It fails only
 // when the store does; see LoadLedger for an unreadable stored ledger. Once loaded, Load does nothing.
+// The read is made without the memory mutex: the ledger records and answers meanwhile.
 func (p *PersistentLedger) Load(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.pending {
+	if p.Loaded() {
 		return nil
 	}
 	data, err := p.store.Load(ctx)
 	if err != nil {
 		return err
+	}
+	p.mu.Lock()
+	if !p.pending { // a concurrent Load won
+		p.mu.Unlock()
+		return nil
 	}
 	p.pending = false
 	if len(bytes.TrimSpace(data)) > 0 {
@@ -140,10 +156,12 @@ func (p *PersistentLedger) Load(ctx context.Context) error {
 			p.l.merge(stored)
 		}
 	}
-	if !p.dirty {
+	dirty, at := p.dirty, p.lastChange
+	p.mu.Unlock()
+	if !dirty {
 		return nil
 	}
-	return p.save(ctx, p.lastChange)
+	return p.flush(ctx, at, true)
 }
 
 // Loaded reports whether the stored ledger has been read (Load succeeded).
@@ -154,49 +172,75 @@ func (p *PersistentLedger) Loaded() bool {
 }
 
 // Unreadable is why the stored ledger was not used (LoadLedger started an empty one), or nil.
-func (p *PersistentLedger) Unreadable() *UnreadableLedgerError { return p.unreadable }
-
-// saveStore writes data to the store, unless the stored ledger is a newer agent's or not read yet.
-func (p *PersistentLedger) saveStore(ctx context.Context, data []byte, now time.Time) error {
-	switch {
-	case p.pending:
-		p.dirty, p.lastChange = true, now
-		return nil
-	case p.unreadable != nil && p.unreadable.Newer:
-		return nil
-	}
-	return p.store.Save(ctx, data)
+func (p *PersistentLedger) Unreadable() *UnreadableLedgerError {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unreadable
 }
 
-// save stores the ledger and publishes the avoidances in force at now when they changed.
-func (p *PersistentLedger) save(ctx context.Context, now time.Time) error {
+// change runs f on the ledger under the memory mutex; when f reports a change, it counts a generation
+// (or, before Load, marks the ledger dirty).
+func (p *PersistentLedger) change(now time.Time, f func(l *Ledger) bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !f(p.l) {
+		return false
+	}
+	p.gen++
+	if p.pending {
+		p.dirty, p.lastChange = true, now
+	}
+	return true
+}
+
+// copyForWrite is, under the memory mutex, what a write is to send: the avoidances in force at now when
+// they differ from the last publication (nil when not), and the encoded ledger with its generation when
+// the store is behind (nil when not, before Load, or when the stored ledger is a newer agent's).
+func (p *PersistentLedger) copyForWrite(now time.Time, store bool) (as []Avoidance, publish bool, data []byte, gen uint64, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.params != nil {
+		as = p.l.Avoidances(now)
+		publish = p.published == nil || !sameAvoidances(as, p.published)
+	}
+	if !store || p.pending || p.gen == p.saved || (p.unreadable != nil && p.unreadable.Newer) {
+		return as, publish, nil, 0, nil
+	}
 	var b bytes.Buffer
 	if err := WriteLedger(&b, p.l); err != nil {
-		return err
+		return as, publish, nil, 0, err
 	}
-	return errors.Join(p.publish(ctx, now), p.saveStore(ctx, b.Bytes(), now))
+	return as, publish, b.Bytes(), p.gen, nil
 }
 
-func (p *PersistentLedger) publish(ctx context.Context, now time.Time) error {
-	_, err := p.publishChanged(ctx, now)
+// flush writes the newest state: the avoidances to params when they changed, and (with store) the
+// ledger to the store when it is behind.
+func (p *PersistentLedger) flush(ctx context.Context, now time.Time, store bool) error {
+	_, err := p.flushPublished(ctx, now, store)
 	return err
 }
 
-// publishChanged writes the avoidances in force to params when they differ from the last publication
-// and reports whether it wrote.
-func (p *PersistentLedger) publishChanged(ctx context.Context, now time.Time) (bool, error) {
-	if p.params == nil {
-		return false, nil
+// flushPublished is flush, and reports whether it wrote params.
+func (p *PersistentLedger) flushPublished(ctx context.Context, now time.Time, store bool) (bool, error) {
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	as, publish, data, gen, err := p.copyForWrite(now, store)
+	var perr, serr error
+	if publish {
+		if perr = p.params.Write(ctx, as); perr == nil {
+			p.mu.Lock()
+			p.published = append([]Avoidance{}, as...)
+			p.mu.Unlock()
+		}
 	}
-	as := p.l.Avoidances(now)
-	if p.published != nil && sameAvoidances(as, p.published) {
-		return false, nil
+	if data != nil {
+		if serr = p.store.Save(ctx, data); serr == nil {
+			p.mu.Lock()
+			p.saved = max(p.saved, gen)
+			p.mu.Unlock()
+		}
 	}
-	if err := p.params.Write(ctx, as); err != nil {
-		return false, err
-	}
-	p.published = append([]Avoidance{}, as...)
-	return true, nil
+	return publish && perr == nil, errors.Join(err, perr, serr)
 }
 
 func sameAvoidances(a, b []Avoidance) bool {
@@ -220,62 +264,57 @@ func (p *PersistentLedger) InFlight(uid types.UID, now time.Time) bool {
 
 // Record records e (Ledger.Record), prunes as of e.At and saves.
 func (p *PersistentLedger) Record(ctx context.Context, e Entry) (EvictionLoop, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	loop, ok := p.l.Record(e)
-	p.l.Prune(e.At)
-	return loop, ok, p.save(ctx, e.At)
+	var loop EvictionLoop
+	var ok bool
+	p.change(e.At, func(l *Ledger) bool {
+		loop, ok = l.Record(e)
+		l.Prune(e.At)
+		return true
+	})
+	return loop, ok, p.flush(ctx, e.At, true)
 }
 
 // Avoid runs Ledger.Avoid for now + the cooldown, publishes the avoidances and saves the ledger, so the
 // owner's replacement is already kept off the node when the caller evicts. It returns the avoidance that
 // was in force before (for Restore) and whether the publication changed.
 func (p *PersistentLedger) Avoid(ctx context.Context, o owner.Ref, now time.Time) (Avoidance, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	prev := p.l.Avoidance(o)
-	if !Avoidable(o) {
+	var prev Avoidance
+	if !p.change(now, func(l *Ledger) bool {
+		prev = l.Avoidance(o)
+		if !Avoidable(o) {
+			return false
+		}
+		l.Avoid(o, now.Add(l.policy.Cooldown), false)
+		return true
+	}) {
 		return prev, false, nil
 	}
-	p.l.Avoid(o, now.Add(p.l.policy.Cooldown), false)
-	published, err := p.publishChanged(ctx, now)
-	var b bytes.Buffer
-	if werr := WriteLedger(&b, p.l); werr != nil {
-		return prev, published, errors.Join(err, werr)
-	}
-	return prev, published, errors.Join(err, p.saveStore(ctx, b.Bytes(), now))
+	published, err := p.flushPublished(ctx, now, true)
+	return prev, published, err
 }
 
 // Restore runs Ledger.Restore and saves.
 func (p *PersistentLedger) Restore(ctx context.Context, o owner.Ref, prev Avoidance, now time.Time) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !Avoidable(o) {
 		return nil
 	}
-	p.l.Restore(o, prev)
-	return p.save(ctx, now)
+	p.change(now, func(l *Ledger) bool { l.Restore(o, prev); return true })
+	return p.flush(ctx, now, true)
 }
 
 // Settle marks uid's eviction finished and saves when that changed anything.
 func (p *PersistentLedger) Settle(ctx context.Context, uid types.UID, now time.Time) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.l.Settle(uid, now) {
+	if !p.change(now, func(l *Ledger) bool { return l.Settle(uid, now) }) {
 		return nil
 	}
-	return p.save(ctx, now)
+	return p.flush(ctx, now, true)
 }
 
 // Prune runs Ledger.Prune and saves when it changed anything; it also publishes the avoidances when the
 // last publication failed or never happened.
 func (p *PersistentLedger) Prune(ctx context.Context, now time.Time) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.l.Prune(now) {
-		return p.publish(ctx, now)
-	}
-	return p.save(ctx, now)
+	changed := p.change(now, func(l *Ledger) bool { return l.Prune(now) })
+	return p.flush(ctx, now, changed)
 }
 
 // Avoidances returns the avoidances in force at now.

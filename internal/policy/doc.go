@@ -54,6 +54,14 @@
 // back. The API backoff is part of the State: only an outcome whose API call got no answer (or "try
 // later") opens or extends it, only an answer resets it, and a cgroup kill does neither.
 //
+// Escalation (escalate.go) is the escalation ladder of one planned eviction, also pure: the shell
+// (actuate.Ladder) asks Next for one move (skip a pod in flight, publish the avoidance, wait, Eviction
+// API, DELETE, cgroup kill, stop), carries it out and feeds back what happened (Avoided, Waited, Tried).
+// A hard eviction refused by a PodDisruptionBudget is asked once more after LadderConfig.PDBFallbackWait
+// and then DELETEd (AllowDelete); a soft one never is; an API that gives no answer under hard pressure
+// leads to the cgroup kill (AllowCgroupKill). IfRefused foresees the moves after a refusal for explain.
+// carry.go holds the rules across a plan's actions (CarryOn, KillAfter, KillUnlisted, Plan.WritesHeld).
+//
 // NewInput (read.go) builds the Input from what a shell read (Read: the pods in any phase, the ledger's
 // evictions, the reclaim estimate, the outcomes) and says what the read did not know; the agent, explain
 // and the simulator all build their Input with it.

@@ -1,0 +1,28 @@
+package policy
+
+import "time"
+
+// The rules for carrying a plan out that span its actions: the shell (agent act) asks these and only
+// makes the calls.
+
+// CarryOn reports whether the shell carries out the plan's next eviction after one whose API calls
+// learned c: once the API is found unavailable the rest are not attempted (each would wait for the same
+// dead API; their outcome is ResultNotAttempted, which gives the pods and their tokens back).
+func CarryOn(c Contact) bool { return c != ContactUnavailable }
+
+// KillAfter reports whether a planned trend kill follows its pod's eviction whose ladder ended on rung
+// with result: not when the ladder's own cgroup kill ended the pod, nor when the pod was gone already.
+func KillAfter(rung Rung, result Result) bool {
+	return rung != RungCgroupKill && result != ResultGone
+}
+
+// KillUnlisted reports whether the planned eviction of an unlisted pod (found only in the node's cgroup
+// tree while the pod list is not synced: it cannot be evicted through the API) is carried out as a
+// cgroup kill: only under a hard threshold, like the ladder's own kill rung; under a soft one nothing is
+// done (ResultNotAttempted).
+func KillUnlisted(ev Eviction) bool { return ev.Hard }
+
+// WritesHeld reports whether the shell holds the writes that can wait (the taint, the ledger's
+// settlements and the avoidances' expiry) at now: inside the API backoff, asking would only wait for the
+// same unavailable API.
+func (p *Plan) WritesHeld(now time.Time) bool { return now.Before(p.APIBackoffUntil) }

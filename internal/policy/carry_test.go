@@ -1,0 +1,32 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+func TestCarryingAPlanOut(t *testing.T) {
+	t1 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"the next eviction is carried out after an answered call", CarryOn(ContactAnswered), true},
+		{"the next eviction is carried out after an action without API calls", CarryOn(ContactNone), true},
+		{"the rest of the plan's evictions wait once the API is found unavailable", CarryOn(ContactUnavailable), false},
+		{"a trend kill follows an accepted eviction", KillAfter(RungEviction, ResultEvicted), true},
+		{"a trend kill follows a refused eviction", KillAfter(RungEviction, ResultRefused), true},
+		{"no trend kill after the ladder's own cgroup kill", KillAfter(RungCgroupKill, ResultKilled), false},
+		{"no trend kill of a pod already gone", KillAfter(RungDelete, ResultGone), false},
+		{"an unlisted pod under a hard threshold is killed on the node", KillUnlisted(Eviction{Hard: true}), true},
+		{"an unlisted pod under a soft threshold is left alone", KillUnlisted(Eviction{}), false},
+		{"writes are held inside the API backoff", (&Plan{APIBackoffUntil: t1.Add(time.Second)}).WritesHeld(t1), true},
+		{"writes go out once the API backoff is over", (&Plan{APIBackoffUntil: t1}).WritesHeld(t1), false},
+		{"writes go out without an API backoff", (&Plan{}).WritesHeld(t1), false},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %t, want %t", tc.name, tc.got, tc.want)
+		}
+	}
+}
