@@ -69,8 +69,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, scenario string, t
 	mark := kernelMark(t)
 	s.reset(0)
 	created := time.Now()
-	createPod(ctx, t, e, withFile(stressPod(ns, "reader", []string{"cache", "--path", "/data/f", "--size",
-		fmt.Sprintf("%d", size), "--sparse"}, "64Mi", false)))
+	createPod(ctx, t, e, readerPod(ns, size))
 	if !waitPassesOrEviction(ctx, t, e, ns, "reader", 2) {
 		t.Logf("%s, %s: an eviction before the reader's second pass", c.name, scenario)
 	}

@@ -39,8 +39,7 @@ func TestReclaimRungReclaimsTheCacheWhereTheBackstopWouldEvict(t *testing.T) {
 	mark := kernelMark(t)
 	s.reset(0)
 	created := time.Now()
-	createPod(ctx, t, e, withFile(stressPod(ns, "reader", []string{"cache", "--path", "/data/f", "--size",
-		fmt.Sprintf("%d", size), "--sparse"}, "64Mi", false)))
+	createPod(ctx, t, e, readerPod(ns, size))
 	t.Logf("reader: %s", waitPasses(ctx, t, e, ns, "reader", 2))
 	time.Sleep(30 * time.Second) // the agent's syncs, many times over
 	o := observe(ctx, t, e, ns, created, mark, ooms)

@@ -39,6 +39,13 @@ func withFile(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
+// readerPod reads a sparse file of size bytes at /data/f twice and holds its cache (the cache scenarios'
+// page-cache pod, "reader").
+func readerPod(ns string, size int64) *corev1.Pod {
+	return withFile(stressPod(ns, "reader", []string{"cache", "--path", "/data/f", "--size", fmt.Sprintf("%d", size),
+		"--sparse"}, "64Mi", false))
+}
+
 // outcome is what one scenario run saw.
 type outcome struct {
 	agentEvicted, kubeletEvicted []string
@@ -154,8 +161,7 @@ func TestReclaimAwareCacheOnly(t *testing.T) {
 			mark := kernelMark(t)
 			s.reset(0)
 			created := time.Now()
-			createPod(ctx, t, e, withFile(stressPod(ns, "reader", []string{"cache", "--path", "/data/f", "--size",
-				fmt.Sprintf("%d", size), "--sparse"}, "64Mi", false)))
+			createPod(ctx, t, e, readerPod(ns, size))
 			if tc.evicts {
 				poll(ctx, t, "an eviction", func() (bool, string) { return evictedAny(ctx, t, e, ns), s.String() })
 				time.Sleep(3 * time.Second) // would anything else go?
