@@ -96,7 +96,12 @@ func reclaimTable(runs []reclaimRun) string {
 		}
 		byKey[k] = append(byKey[k], r)
 	}
-	sort.SliceStable(keys, func(i, j int) bool { return keys[i].scenario < keys[j].scenario })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].scenario != keys[j].scenario {
+			return keys[i].scenario < keys[j].scenario
+		}
+		return keys[i].contender < keys[j].contender
+	})
 	var b strings.Builder
 	b.WriteString("| scenario | contender | runs | reader evicted while holding (by) | after the hog started: evicted (by) | kernel OOM kills | reader alive at the end | lowest available while holding | reclaims (freed) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range keys {

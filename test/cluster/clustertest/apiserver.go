@@ -3,6 +3,7 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ func OlderAPIServer(t testing.TB, minor string) string {
 	cmd := exec.CommandContext(ctx, script, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 3 {
 		t.Skipf("skipping %s: %s; build it with `make test-versions`, `hack/build-apiserver.sh %s` or PRESSURE_BUILD=1",
 			minor, strings.TrimSpace(stderr.String()), minor)
 	}
