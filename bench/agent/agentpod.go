@@ -25,6 +25,9 @@ type contender struct {
 	values []string
 	// memcg: the contender's agent must have the memcg notifier armed (checked when its pod starts).
 	memcg bool
+	// profile: the agent runs with --profiling and the steady window's CPU profile is saved (a
+	// diagnosis, not a figure: the profiler's own cost is in its CPU).
+	profile bool
 }
 
 func contenderByName(s string) (contender, bool) {
@@ -43,6 +46,9 @@ func contenderByName(s string) (contender, bool) {
 	case "A0":
 		return contender{name: "A0", label: "memcg notifier with agent.config.podStatsMaxAge=0s (every pod's cgroups read on every sync, as before)",
 			agent: true, memcg: true, steadyOnly: true, values: append(chartinstall.MemcgRootValues(), "agent.config.podStatsMaxAge=0s")}, true
+	case "Dp":
+		return contender{name: "Dp", label: "D with agent.extraArgs={--profiling}: its steady window's CPU profile is saved (a diagnosis of D's cost, not a chart-defaults figure)",
+			agent: true, steadyOnly: true, profile: true, values: []string{"agent.extraArgs={--profiling}"}}, true
 	case "C":
 		return contender{name: "C", label: "kubelet alone (agent pod not on the node)"}, true
 	}

@@ -28,6 +28,8 @@ type options struct {
 	// steadyRounds interleaves the agent contenders' steady measurements: A, A0, A, A0, ...
 	steadyRounds int
 	out          string
+	// profileDir receives the Dp contender's CPU profiles (agent-Dp-<round>.pprof).
+	profileDir string
 }
 
 func main() {
@@ -36,11 +38,13 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 10, "runs per contender and rate")
 	flag.StringVar(&rates, "rates", "64Mi,256Mi,1024Mi", "nominal ramp rates (bytes per second, quantities)")
 	flag.StringVar(&contenders, "contenders", "D,C", "D: the agent installed by the chart with its default values; D0: the same with agent.config.evictionLead=0s; P100: the same with agent.config.notifiers.pollInterval=100ms; "+
+		"Dp: D with --profiling, its steady CPU profile saved in -profile-dir (steady state only); "+
 		"A: the memcg notifier contender (root, non-recursive read-only mounts); A0: A reading every pod's stats on every sync (steady state only); "+
 		"C: kubelet alone (agent pod off the node)")
 	flag.IntVar(&o.steadyPods, "steady-pods", 50, "sleeping pods for the CPU/RSS measurement (0: skip it)")
 	flag.DurationVar(&o.steadyFor, "steady-for", 60*time.Second, "CPU/RSS measurement window")
 	flag.IntVar(&o.steadyRounds, "steady-rounds", 1, "steady-state rounds, each measuring every agent contender once, interleaved")
+	flag.StringVar(&o.profileDir, "profile-dir", os.TempDir(), "where contender Dp's CPU profiles go (go tool pprof -top FILE)")
 	flag.StringVar(&o.out, "out", "bench/agent/last-run.md", "also write the report here (\"\": stdout only)")
 	flag.Parse()
 	o.rates = strings.Split(rates, ",")
@@ -52,7 +56,7 @@ func main() {
 	for _, c := range strings.Split(contenders, ",") {
 		ct, ok := contenderByName(c)
 		if !ok {
-			fatal(fmt.Errorf("-contenders: unknown %q (D, D0, P100, A, A0 or C)", c))
+			fatal(fmt.Errorf("-contenders: unknown %q (D, D0, P100, Dp, A, A0 or C)", c))
 		}
 		o.contenders = append(o.contenders, ct)
 	}

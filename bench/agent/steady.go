@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
 // steadyResult is the agent's cost over the window with the sleeping pods on the node.
@@ -105,6 +108,10 @@ func (b *bench) measureSteady(ctx context.Context, c contender, o options) (stea
 	if err != nil {
 		return r, err
 	}
+	profiled := make(chan error, 1)
+	if c.profile {
+		go func() { profiled <- b.saveProfile(ctx, a, o, r) }()
+	}
 	end := time.Now().Add(o.steadyFor)
 	var sum int64
 	for time.Now().Before(end) {
@@ -127,8 +134,29 @@ func (b *bench) measureSteady(ctx context.Context, c contender, o options) (stea
 	}
 	r.cpu = cpu1 - cpu0
 	r.rssAvg = sum / int64(max(r.samples, 1))
-	_, r.hwm, err = memStatus(pid)
+	if _, r.hwm, err = memStatus(pid); err != nil {
+		return r, err
+	}
+	if c.profile {
+		err = <-profiled
+	}
 	return r, err
+}
+
+// saveProfile takes the agent's CPU profile over the steady window (its /debug/pprof/profile, through
+// the API server's pod proxy) and writes it to o.profileDir.
+func (b *bench) saveProfile(ctx context.Context, a *chartinstall.Agent, o options, r steadyResult) error {
+	secs := strconv.Itoa(int(o.steadyFor.Seconds()))
+	body, err := a.Get(ctx, "/debug/pprof/profile", map[string]string{"seconds": secs})
+	if err != nil {
+		return fmt.Errorf("contender %s: cpu profile: %w", r.c.name, err)
+	}
+	path := filepath.Join(o.profileDir, fmt.Sprintf("agent-%s-%d-pods-%s.pprof", r.c.name, r.pods, time.Now().UTC().Format("150405")))
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		return fmt.Errorf("contender %s: cpu profile: %w", r.c.name, err)
+	}
+	logf("steady %s: agent CPU profile of %ss: %s (go tool pprof -top %s)", r.c.name, secs, path, path)
+	return nil
 }
 
 // cpuTime is utime+stime of pid from /proc/<pid>/stat.

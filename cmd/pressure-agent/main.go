@@ -29,7 +29,7 @@ func command() daemon.Command {
 	return daemon.Command{
 		Binary: binary, Flags: &o.Flags, AddFlags: o.AddFlags,
 		Run: daemon.Resolved(o.Resolve, func(ctx context.Context, cfg agent.Config, log *slog.Logger) error {
-			return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log})
+			return agent.RunWithOptions(ctx, cfg, agent.Options{Logger: log, Profiling: o.Profiling})
 		}),
 	}
 }

@@ -32,6 +32,7 @@ type Options struct {
 	Clock      clock.WithTicker     // nil: the real clock
 	Registry   *prometheus.Registry // nil: a new registry with the Go and process collectors
 	Logger     *slog.Logger         // nil: JSON on stderr
+	Profiling  bool                 // serve net/http/pprof under /debug/pprof/ on the metrics address
 	// OnListen, if set, is called with the bound metrics and health addresses.
 	OnListen func(metrics, health string)
 }
@@ -120,7 +121,7 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr := &probes{clock: r.opts.Clock, maxSyncAge: 3*r.cfg.Settings.SyncPeriod + 30*time.Second}
-	maddr, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, false), &wg)
+	maddr, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, r.opts.Profiling), &wg)
 	if err != nil {
 		return fmt.Errorf("agent: metrics server: %w", err)
 	}

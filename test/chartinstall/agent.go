@@ -108,6 +108,13 @@ func (a *Agent) LogLines(ctx context.Context, s string) []string {
 
 // Metrics returns the agent's /metrics text through the API server's pod proxy.
 func (a *Agent) Metrics(ctx context.Context) (string, error) {
+	b, err := a.Get(ctx, "/metrics", nil)
+	return string(b), err
+}
+
+// Get returns the body of path (with query params) on the agent's metrics port, through the API
+// server's pod proxy: /metrics, or /debug/pprof/... when the agent runs with --profiling.
+func (a *Agent) Get(ctx context.Context, path string, params map[string]string) ([]byte, error) {
 	port := "8080"
 	for _, c := range a.Pod.Spec.Containers {
 		for _, p := range c.Ports {
@@ -116,11 +123,11 @@ func (a *Agent) Metrics(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	b, err := a.Client.CoreV1().Pods(a.Pod.Namespace).ProxyGet("http", a.Pod.Name, port, "/metrics", nil).DoRaw(ctx)
+	b, err := a.Client.CoreV1().Pods(a.Pod.Namespace).ProxyGet("http", a.Pod.Name, port, path, params).DoRaw(ctx)
 	if err != nil {
-		return "", fmt.Errorf("metrics of %s: %w", a.Pod.Name, err)
+		return nil, fmt.Errorf("%s of %s: %w", path, a.Pod.Name, err)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 // MetricValue returns the value of the first sample of metric name in a /metrics text (Prometheus

@@ -22,6 +22,8 @@ type Flags struct {
 	HealthProbeBindAddress string
 	Version                bool
 	Logging                logging.Flags
+	// Profiling serves Go's net/http/pprof under /debug/pprof/ on the metrics address.
+	Profiling bool
 }
 
 // Usage holds the help texts of the common flags that differ between the daemons.
@@ -39,5 +41,6 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet, u Usage) {
 	fs.StringVar(&f.HealthProbeBindAddress, "health-probe-bind-address", DefaultHealthProbeBindAddress,
 		"address of /healthz and /readyz (\"0\" disables)")
 	fs.BoolVar(&f.Version, "version", false, "print version, commit and Go version, then exit")
+	fs.BoolVar(&f.Profiling, "profiling", false, "serve Go's /debug/pprof/ on the metrics address (CPU, heap and goroutine profiles)")
 	f.Logging.AddFlags(fs)
 }

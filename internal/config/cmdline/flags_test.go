@@ -24,12 +24,13 @@ func TestFlagsParseIntoTheStruct(t *testing.T) {
 	var f cmdline.Flags
 	f.AddFlags(fs, cmdline.Usage{})
 	err := fs.Parse([]string{"--config", "c.yaml", "--kubeconfig", "k", "--dry-run", "--metrics-bind-address", "0",
-		"--health-probe-bind-address", ":9", "--version", "--log-level", "debug", "-v", "4"})
+		"--health-probe-bind-address", ":9", "--version", "--log-level", "debug", "-v", "4",
+		"--profiling"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := cmdline.Flags{ConfigFile: "c.yaml", Kubeconfig: "k", DryRun: true, MetricsBindAddress: "0",
-		HealthProbeBindAddress: ":9", Version: true}
+		HealthProbeBindAddress: ":9", Version: true, Profiling: true}
 	want.Logging.Level, want.Logging.Verbosity = "debug", 4
 	if f != want {
 		t.Errorf("parsed %+v, want %+v", f, want)

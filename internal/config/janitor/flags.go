@@ -19,7 +19,6 @@ type Overrides struct {
 	ExcludeNamespaces []string
 	LabelSelector     string
 	LeaderElect       bool
-	Profiling         bool
 }
 
 // AddFlags registers the common daemon flags and the janitor's own on fs.
@@ -34,7 +33,6 @@ func (o *Overrides) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ExcludeNamespaces, "exclude-namespace", nil, "never these namespaces (repeatable)")
 	fs.StringVar(&o.LabelSelector, "label-selector", "", "only pods matching this label selector")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader through a Lease before deleting")
-	fs.BoolVar(&o.Profiling, "profiling", false, "serve Go's /debug/pprof/ on the metrics address (memory and CPU profiles)")
 }
 
 // Apply copies every flag the user set (fs.Changed) into c and returns field path → flag name for

@@ -24,6 +24,7 @@ func CommonFlags() []Flag {
 		{Name: "version", Type: "bool", Default: "false"},
 		{Name: "log-level", Type: "string", Default: "info"},
 		{Name: "v", Shorthand: "v", Type: "int", Default: "0"},
+		{Name: "profiling", Type: "bool", Default: "false"},
 	}
 }
 
