@@ -68,13 +68,16 @@ func readFile[T any](path string, p func(io.Reader, string) (T, error)) (T, erro
 }
 
 // readAll returns the content of path; errors are *os.PathError, as os.Open's.
-func readAll(path string) ([]byte, error) {
+func readAll(path string) ([]byte, error) { return readAllInto(path, make([]byte, 0, 4096)) }
+
+// readAllInto is readAll into buf (from its length on, grown when full), so that a caller reading many
+// small files reuses one buffer.
+func readAllInto(path string, buf []byte) ([]byte, error) {
 	fd, err := openRead(path)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 0, 4096)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

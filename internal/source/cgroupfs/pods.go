@@ -118,25 +118,28 @@ func (l Layout) Tasks(rel string) (TaskCount, error) {
 	var tc TaskCount
 	var threads uint64
 	seen := false
-	err := filepath.WalkDir(filepath.Join(l.Memory, rel), func(p string, d fs.DirEntry, err error) error {
+	buf := make([]byte, 0, 4096)
+	count := func(path string) (uint64, bool, error) {
+		b, err := readAllInto(path, buf[:0])
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("cgroupfs: %w", err)
+		}
+		buf = b
+		return parse.CountLines(b), true, nil
+	}
+	err := walkCgroups(filepath.Join(l.Memory, rel), func(dir string) error {
+		c, _, err := count(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			return nil
-		}
-		switch d.Name() {
-		case "cgroup.procs":
-			c, err := readFile(p, parse.Lines)
-			tc.Processes += c
-			return err
-		case threadsFile:
-			c, err := readFile(p, parse.Lines)
-			threads += c
-			seen = true
-			return err
-		}
-		return nil
+		tc.Processes += c
+		c, ok, err := count(filepath.Join(dir, threadsFile))
+		threads += c
+		seen = seen || ok
+		return err
 	})
 	if err != nil {
 		return TaskCount{}, err
@@ -157,11 +160,12 @@ type TaskCount struct {
 // their cgroup.procs files, in the files' order.
 func (l Layout) PIDs(rel string) ([]int, error) {
 	var out []int
-	err := filepath.WalkDir(filepath.Join(l.Memory, rel), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
-			return err
-		}
+	err := walkCgroups(filepath.Join(l.Memory, rel), func(dir string) error {
+		p := filepath.Join(dir, "cgroup.procs")
 		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("cgroupfs: %w", err)
 		}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -128,15 +129,26 @@ func KeyValues(r io.Reader, path string) (map[string]uint64, error) {
 
 // Lines counts the non-empty lines of r, e.g. the PIDs in cgroup.procs.
 func Lines(r io.Reader, path string) (uint64, error) {
-	sc := bufio.NewScanner(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return CountLines(b), nil
+}
+
+// CountLines counts the lines of b that hold more than white space (Lines without a reader).
+func CountLines(b []byte) uint64 {
 	var n uint64
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) != "" {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
 			n++
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	return n, nil
+	return n
 }
