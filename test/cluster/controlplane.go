@@ -291,6 +291,10 @@ func (cp *ControlPlane) apiserverFlags(port, etcdPort int, opts ControlPlaneOpti
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// No endpoint reconciler: kube-apiserver v1.37 refuses a loopback advertise address with the
+		// lease reconciler ("may not be in the loopback range"). Pods reach the API server through
+		// APIRoute's DNAT of the kubernetes Service IP, not through the Service's endpoints.
+		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + pki.apiserver.certFile,
 		"--tls-private-key-file=" + pki.apiserver.keyFile,
