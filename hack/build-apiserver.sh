@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build-apiserver.sh builds the kube-apiserver of an older supported release (the modules under
-# test/tools/apiserver, one per minor: v1.34, v1.35) from the Go module proxy, into a cache directory
+# test/tools/apiserver, one per minor older than the pinned one: v1.34, v1.35, v1.36) from the Go module proxy, into a cache directory
 # keyed by the module's pin, and prints that bin directory on stdout. test/chartcompat installs the
 # chart against it. Usage: hack/build-apiserver.sh v1.34 [--check]
 #   --check: print the bin directory and exit 0 when it is built, exit 3 when it is not (builds nothing).

@@ -33,7 +33,8 @@ type release struct {
 }
 
 func TestChartDefaultsInstallOnEverySupportedAPIServer(t *testing.T) {
-	releases := []release{{minor: "v1.34", older: true}, {minor: "v1.35", older: true}, {minor: "pinned", mutatingV1: true}}
+	releases := []release{{minor: "v1.34", older: true}, {minor: "v1.35", older: true},
+		{minor: "v1.36", older: true, mutatingV1: true}, {minor: "pinned", mutatingV1: true}}
 	for _, r := range releases {
 		t.Run(r.minor, func(t *testing.T) {
 			var opts []clustertest.Option

@@ -13,7 +13,7 @@ import (
 )
 
 // OlderAPIServer returns the path of the kube-apiserver of an older supported release (minor "v1.34",
-// "v1.35": the modules under test/tools/apiserver), built by hack/build-apiserver.sh when
+// "v1.35", "v1.36": the modules under test/tools/apiserver), built by hack/build-apiserver.sh when
 // PRESSURE_BUILD=1 (8-30 CPU-minutes cold each, then cached). Otherwise a release not built yet skips
 // with how to build it, in CI too, like the differential test's oracles: two cold builds would push a
 // fresh machine's make test past CI's 90 minutes, so `make test-versions` builds them once and from then
