@@ -120,15 +120,19 @@ func (r *runner) ready(*http.Request) error {
 	return nil
 }
 
-// startServers serves /metrics and the probes until ctx is done.
+// startServers serves the avoidance webhook (first: the readiness probe reads r.avoid), /metrics and
+// the probes until ctx is done.
 func (r *runner) startServers(ctx context.Context, wg *sync.WaitGroup) error {
+	if err := r.startAvoidanceWebhook(ctx, wg); err != nil {
+		return err
+	}
 	if _, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, r.opts.Profiling), wg); err != nil {
 		return fmt.Errorf("janitor: %w", err)
 	}
 	if _, err := daemon.Serve(ctx, r.cfg.HealthProbeAddr, r.healthMux(), wg); err != nil {
 		return fmt.Errorf("janitor: %w", err)
 	}
-	return r.startAvoidanceWebhook(ctx, wg)
+	return nil
 }
 
 // startAvoidanceWebhook serves the avoidance webhook on every replica, leader or not, until ctx is done.

@@ -130,15 +130,7 @@ func renderChart(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	wd, _ := os.Getwd()
-	root, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
-	if err != nil {
-		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
-	}
+	root, h := chartinstall.HelmForTest(ctx, t)
 	out, err := h.Run(ctx, "template", "pressure", chartinstall.ChartDir(root), "--namespace", releaseNS,
 		"--kube-version", "1.34.4", "--set", "dryRun=false")
 	if err != nil {

@@ -3,7 +3,6 @@ package chartcompat
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -52,7 +51,7 @@ func TestChartDefaultsInstallOnEverySupportedAPIServer(t *testing.T) {
 func installDefaults(t *testing.T, cp *cluster.ControlPlane, r release) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root, h := helm(ctx, t)
+	root, h := chartinstall.HelmForTest(ctx, t)
 	rc := cp.RESTConfig()
 	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
@@ -215,7 +214,7 @@ func sortedKinds(kinds map[string]int) string {
 func TestChartRefusesReleasesOlderThanTheOldestTested(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root, h := helm(ctx, t)
+	root, h := chartinstall.HelmForTest(ctx, t)
 	for _, tc := range []struct {
 		version string
 		ok      bool
@@ -228,19 +227,4 @@ func TestChartRefusesReleasesOlderThanTheOldestTested(t *testing.T) {
 			t.Errorf("helm template --kube-version %s refused without naming kubeVersion: %v\n%.600s", tc.version, err, out)
 		}
 	}
-}
-
-// helm returns the module's root and the pinned helm (skipping, or failing under CI=true, without it).
-func helm(ctx context.Context, t *testing.T) (string, chartinstall.Helm) {
-	t.Helper()
-	wd, _ := os.Getwd()
-	root, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
-	if err != nil {
-		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
-	}
-	return root, h
 }
