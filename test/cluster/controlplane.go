@@ -35,6 +35,9 @@ type ControlPlaneOptions struct {
 	// APIServer is the path of a kube-apiserver to run instead of Binaries' (an older release's, for
 	// test/chartcompat; hack/build-apiserver.sh builds them). Empty: Binaries'.
 	APIServer string
+	// Scheduler is the path of a kube-scheduler to run instead of Binaries' (an older release's, for
+	// test/avoidwebhook; hack/build-apiserver.sh kube-scheduler builds them). Empty: Binaries'.
+	Scheduler string
 }
 
 // defaultServiceClusterIPRange is the Service range unless ControlPlaneOptions set one; the
@@ -357,8 +360,12 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, port int, op
 
 func (cp *ControlPlane) startScheduler(ctx context.Context, port int, opts ControlPlaneOptions) error {
 	kc := filepath.Join(cp.dir, "kube-scheduler.kubeconfig")
+	bin := cp.bins.Path("kube-scheduler")
+	if opts.Scheduler != "" {
+		bin = opts.Scheduler
+	}
 	args := []string{
-		cp.bins.Path("kube-scheduler"),
+		bin,
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,

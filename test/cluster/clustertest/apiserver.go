@@ -20,23 +20,36 @@ import (
 // on make test installs on every release.
 func OlderAPIServer(t testing.TB, minor string) string {
 	t.Helper()
+	return olderBinary(t, "kube-apiserver", minor)
+}
+
+// OlderScheduler is OlderAPIServer for the kube-scheduler of an older release (the modules under
+// test/tools/scheduler; a cold build shares most of its packages with the API server's, so it takes
+// minutes once that is built).
+func OlderScheduler(t testing.TB, minor string) string {
+	t.Helper()
+	return olderBinary(t, "kube-scheduler", minor)
+}
+
+func olderBinary(t testing.TB, component, minor string) string {
+	t.Helper()
 	script := filepath.Join(repoRoot(t), "hack", "build-apiserver.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	args := []string{minor, "--check"}
+	args := []string{component, minor, "--check"}
 	if os.Getenv("PRESSURE_BUILD") == "1" {
-		args = args[:1]
+		args = args[:2]
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, script, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 3 {
-		t.Skipf("skipping %s: %s; build it with `make test-versions`, `hack/build-apiserver.sh %s` or PRESSURE_BUILD=1",
-			minor, strings.TrimSpace(stderr.String()), minor)
+		t.Skipf("skipping %s %s: %s; build it with `make test-versions`, `hack/build-apiserver.sh %s %s` or PRESSURE_BUILD=1",
+			component, minor, strings.TrimSpace(stderr.String()), component, minor)
 	}
 	if err != nil {
-		t.Fatalf("hack/build-apiserver.sh %s: %v\n%s", minor, err, stderr.String())
+		t.Fatalf("hack/build-apiserver.sh %s %s: %v\n%s", component, minor, err, stderr.String())
 	}
-	return filepath.Join(strings.TrimSpace(stdout.String()), "kube-apiserver")
+	return filepath.Join(strings.TrimSpace(stdout.String()), component)
 }
