@@ -54,9 +54,9 @@ N   ?= 5
 flake-check: ## run the tests RUN of PKG N times (go test -count=1 each), never stopping early; report each run and the tally
 	@TEST_TIMEOUT=$(TEST_TIMEOUT) GO=$(GO) hack/flake-check.sh '$(RUN)' '$(PKG)' '$(N)'
 
-test-versions: k8s-bins ## every supported release: the differential test against each kubelet (builds each oracle once: 6-12 CPU-minutes each cold) and the chart on each API server (builds the older kube-apiservers once)
+test-versions: k8s-bins ## every supported release: the differential test against each kubelet (builds each oracle once: 6-12 CPU-minutes each cold), the chart on each API server (builds the older kube-apiservers once) and the avoidance webhook on the v1.34 API server and scheduler
 	PRESSURE_DIFFERENTIAL_RELEASES=all $(GO) test -count=1 -timeout 90m ./test/differential/
-	PRESSURE_BUILD=1 $(GO) test -count=1 -timeout 90m ./test/chartcompat/
+	PRESSURE_BUILD=1 $(GO) test -count=1 -timeout 90m ./test/chartcompat/ ./test/avoidwebhook/
 
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...

@@ -22,7 +22,7 @@ die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 [[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]] || die "needs the cgroup v1 memory controller"
 
 step "1/7 Kubernetes binaries and a single-node cluster"
-say "the first build of Kubernetes v1.36.3 takes many minutes (27 min measured on 2 busy cores); later runs reuse it"
+say "the first build of Kubernetes v1.37.2 takes many minutes (27 min to over an hour measured on 2 busy cores); later runs reuse it"
 bins="$(hack/build-k8s.sh)"
 export PATH="${bins}:${repo}/bin:${PATH}"
 kconf="$(mktemp /tmp/pressure-demo-kubelet.XXXXXX.yaml)"

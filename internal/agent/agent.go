@@ -88,7 +88,7 @@ type Agent struct {
 	// nil leaves it unknown.
 	Images nodeImages
 	// KubeletVersion, if set, reports the node's status.nodeInfo.kubeletVersion ("" while unknown): the
-	// kubelet policy follows that release's eviction semantics; nil means the pinned 1.36.
+	// kubelet policy follows that release's eviction semantics; nil means the pinned 1.37.
 	KubeletVersion func() string
 	Ladder         evictLadder
 	// Killer is the last rung used on the usage trend; nil disables it.

@@ -18,7 +18,7 @@ import (
 )
 
 // PredictedKubeletMinor is the kubelet minor version whose configuration defaults explain applies.
-const PredictedKubeletMinor = "v1.36"
+const PredictedKubeletMinor = "v1.37"
 
 // KubeletSemantics resolves the eviction semantics of the snapshot's node: override (the
 // --kubelet-version flag) or else the Node's status.nodeInfo.kubeletVersion, with the feature gates of

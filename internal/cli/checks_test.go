@@ -127,7 +127,7 @@ func TestDoubtfulInputsBecomeWarnings(t *testing.T) {
 			func(t *testing.T, f map[string]string) {
 				replace(t, f, FileNode, `"kubeletVersion": "v1.36.3"`, `"kubeletVersion": ""`)
 			},
-			`node.json: status.nodeInfo.kubeletVersion: kubelet version unknown: using kubelet 1.36 semantics`},
+			`node.json: status.nodeInfo.kubeletVersion: kubelet version unknown: using kubelet 1.37 semantics`},
 		{"two pod stats with one uid",
 			func(t *testing.T, f map[string]string) {
 				replace(t, f, FileSummary, `"uid": "uid-b"`, `"uid": "uid-a"`)

@@ -56,7 +56,7 @@ func TestLiveCommandsDoNotWaitForeverForAKubeletThatDoesNotAnswer(t *testing.T) 
 	partial := strings.Join(r.Unavailable, "\n")
 	for _, want := range []string{"GET /api/v1/nodes/ghost/proxy/stats/summary (the kubelet, through the apiserver's node proxy)",
 		"GET /api/v1/nodes/ghost/proxy/configz", "no stats: no signal is observed",
-		"kubelet configuration unknown: thresholds and reservations are the kubelet v1.36 defaults"} {
+		"kubelet configuration unknown: thresholds and reservations are the kubelet v1.37 defaults"} {
 		if !strings.Contains(partial, want) {
 			t.Errorf("unavailable %q does not say %q", r.Unavailable, want)
 		}

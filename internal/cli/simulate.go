@@ -39,12 +39,13 @@ func newSimulateCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulate (SCENARIO.yaml | RECORDING-DIR)",
 		Short: "Replay a recording or a scenario through the kubelet's eviction and pressure-agent's policy",
-		Long: `Simulate replays a timeline of a node through the kubelet v1.36's eviction manager (its 10 s
-housekeeping, cached pod stats, memcg notifier, grace periods, transition period, minimum reclaim and
-ranking, with the same decision core that explain uses) and through pressure-agent's policy with the
-kubelet behind it, and prints when each evicts whom, when the node's conditions and taints change, and
-the differences. The timeline is a recording ("kubectl pressure record NODE --out DIR") or a scenario
-file (node, kubelet configuration, pods with usage ramps; see docs/simulate.md).
+		Long: `Simulate replays a timeline of a node through the kubelet's eviction manager (the recorded
+node's release, v1.34 to v1.37, or the pinned v1.37 for a scenario: its 10 s housekeeping, cached pod
+stats, memcg notifier, grace periods, transition period, minimum reclaim and ranking, with the same
+decision core that explain uses) and through pressure-agent's policy with the kubelet behind it, and
+prints when each evicts whom, when the node's conditions and taints change, and the differences. The
+timeline is a recording ("kubectl pressure record NODE --out DIR") or a scenario file (node, kubelet
+configuration, pods with usage ramps; see docs/simulate.md).
 
 What-if: --kubelet-config and --agent-config replace the configurations, and --set changes one field:
 a KubeletConfiguration field (evictionHard.memory.available=500Mi), an AgentConfiguration field
@@ -67,7 +68,7 @@ a KubeletConfiguration field (evictionHard.memory.available=500Mi), an AgentConf
 	f.Int64Var(&o.seed, "seed", 0, "seed of the model's random choices (default: the scenario's seed)")
 	f.BoolVar(&o.noAgent, "no-agent", false, "simulate the kubelet alone")
 	f.StringVar(&o.kubeletVersion, "kubelet-version", "", "follow the eviction semantics of this kubelet `VERSION` (e.g. "+
-		"v1.37.2) instead of the recorded node's (a scenario: v1.36)")
+		"v1.34.4) instead of the recorded node's (a scenario: the pinned v1.37)")
 	return cmd
 }
 
@@ -148,7 +149,7 @@ type simInput struct {
 	scenario    *scenario.Scenario
 	recording   *sim.Recording
 	// kubeletVersion is the recorded node's status.nodeInfo.kubeletVersion or --kubelet-version;
-	// versionOrigin says which ("" for a scenario without --kubelet-version: the pinned 1.36).
+	// versionOrigin says which ("" for a scenario without --kubelet-version: the pinned 1.37).
 	kubeletVersion, versionOrigin string
 	notes                         []string
 }

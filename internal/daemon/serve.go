@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +22,11 @@ const ShutdownTimeout = 5 * time.Second
 // down gracefully; wg counts its goroutines. It returns the bound address (useful with port 0), or an
 // error if it cannot listen.
 func Serve(ctx context.Context, addr string, h http.Handler, wg *sync.WaitGroup) (string, error) {
+	return ServeTLS(ctx, addr, h, nil, wg)
+}
+
+// ServeTLS is Serve over TLS with tlsConfig (which must provide the certificate); nil serves plain HTTP.
+func ServeTLS(ctx context.Context, addr string, h http.Handler, tlsConfig *tls.Config, wg *sync.WaitGroup) (string, error) {
 	if addr == "" || addr == "0" {
 		return "", nil
 	}
@@ -28,10 +34,14 @@ func Serve(ctx context.Context, addr string, h http.Handler, wg *sync.WaitGroup)
 	if err != nil {
 		return "", fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConfig}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
+		if tlsConfig != nil {
+			_ = srv.ServeTLS(ln, "", "")
+			return
+		}
 		_ = srv.Serve(ln)
 	}()
 	go func() {

@@ -1,6 +1,6 @@
 // Package decision is the pure heart of pressure: one call of Step is one synchronize of the kubelet's
-// (v1.36) eviction manager, quirks included, so the agent, `kubectl pressure explain` and the simulator
-// all decide exactly as the kubelet would.
+// eviction manager (of the release Input.Semantics names, v1.34 to v1.37), quirks included, so the
+// agent, `kubectl pressure explain` and the simulator all decide exactly as the kubelet would.
 //
 // Step(State, Input) (State, Decision) takes the previous state, the time, the node observations, the
 // active pods as rank.Candidates and the eviction configuration, and returns the next state and what to
@@ -38,7 +38,7 @@
 // which the next step evicts together (met threshold or not), then the whole ranking of the others.
 //
 // Input.Semantics picks the kubelet release to follow (1.34 to 1.37, with the feature gates that change a
-// decision; ResolveSemantics reads a node's kubeletVersion). The zero value is the pinned 1.36.
+// decision; ResolveSemantics reads a node's kubeletVersion). The zero value is the pinned 1.37.
 // docs/kubelet-versions.md lists every difference and where it is applied.
 //
 // The package is pure: no I/O, clock, logging or goroutines.

@@ -10,7 +10,7 @@ import (
 const (
 	OldestMinor  = 34
 	NewestMinor  = 37
-	DefaultMinor = 36 // the pinned v1.36.3: the semantics when no version is known
+	DefaultMinor = 37 // the pinned v1.37.2: the semantics when no version is known
 )
 
 // Gates are the kubelet feature gates that change an eviction decision. The zero value is every gate

@@ -17,11 +17,12 @@ func TestResolveSemantics(t *testing.T) {
 	}{
 		{"a 1.34 patch release resolves to 1.34", "v1.34.4", 34, ""},
 		{"a 1.35 release resolves to 1.35", "v1.35.4", 35, ""},
-		{"the pinned 1.36 resolves to 1.36", "v1.36.3", 36, ""},
+		{"a 1.36 release resolves to 1.36", "v1.36.3", 36, ""},
+		{"the pinned 1.37 resolves to 1.37", "v1.37.2", 37, ""},
 		{"a vendor suffix is ignored", "v1.37.2-eks-4a1b2c", 37, ""},
 		{"a build suffix on the minor is ignored", "1.35+k3s1", 35, ""},
-		{"an unknown version warns and uses 1.36", "", 36, "kubelet version unknown"},
-		{"garbage warns and uses 1.36", "banana", 36, "not a Kubernetes 1.x version"},
+		{"an unknown version warns and uses the pinned 1.37", "", 37, "kubelet version unknown"},
+		{"garbage warns and uses the pinned 1.37", "banana", 37, "not a Kubernetes 1.x version"},
 		{"an older release warns and uses 1.34", "v1.31.9", 34, "older than 1.34"},
 		{"a newer release warns and uses 1.37", "v1.38.0", 37, "newer than 1.37"},
 	}
@@ -36,8 +37,8 @@ func TestResolveSemantics(t *testing.T) {
 			}
 		})
 	}
-	if got := (Semantics{}).MinorOrDefault(); got != 36 {
-		t.Errorf("zero Semantics = 1.%d, want the pinned 1.36", got)
+	if got := (Semantics{}).MinorOrDefault(); got != 37 {
+		t.Errorf("zero Semantics = 1.%d, want the pinned 1.37", got)
 	}
 }
 
@@ -86,7 +87,8 @@ func TestSemanticsLocalStorage(t *testing.T) {
 			v("v1.36.3"), ""},
 		{"1.34 kubelet does not evict a pod whose sidecar exceeds its ephemeral-storage limit", sidecarOverLimit(),
 			v("v1.34.4"), ""},
-		{"no version known: a sidecar over its limit is not evicted (1.36)", sidecarOverLimit(), Semantics{}, ""},
+		{"no version known: a sidecar over its limit is evicted (the pinned 1.37)", sidecarOverLimit(), Semantics{},
+			LabelEphemeralContainerLim},
 		{"1.37 with InPlacePodVerticalScalingMemoryBackedVolumes does not evict a pod over a memory emptyDir sizeLimit",
 			memoryEmptyDirOver(), gateOn, ""},
 		{"1.37 with the gate at its default (off) evicts a pod over a memory emptyDir sizeLimit", memoryEmptyDirOver(),

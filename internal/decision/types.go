@@ -43,7 +43,7 @@ type Input struct {
 	// kubelet's localStorageCapacityIsolation=false). The zero value is the kubelet default (on).
 	DisableLocalStorageCapacityIsolation bool
 	// Semantics is the kubelet release (and its feature gates) to follow; the zero value is DefaultMinor
-	// (1.36) with default gates.
+	// (1.37, the pinned release) with default gates.
 	Semantics Semantics
 	// AfterReclaim holds the observations taken after node-level reclaim (container and image garbage
 	// collection). Leave it nil on the first call: if the step needs node-level reclaim it returns a

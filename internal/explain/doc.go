@@ -6,12 +6,13 @@
 //     allocatable, per resource, and for every threshold the usage at which it fires, in the
 //     resource's unit and as a percentage of capacity;
 //   - every signal now: available, resolved threshold, margin, met or not, stats age;
-//   - what the kubelet (v1.36) would do if the pressure persisted: first the pods over a local
-//     ephemeral-storage limit (emptyDir sizeLimit, the pod's or a container's ephemeral-storage
-//     limit), which it evicts at its next synchronize whether or not a threshold is met, then the
-//     thresholds met, node conditions, the resource reclaimed and the full predicted eviction order
-//     of the other pods, each pod with the ranking key that put it before the next, critical pods
-//     marked as never evicted, and the kubelet's exact eviction message and kill grace period;
+//   - what the node's kubelet (its release's semantics, the pinned v1.37 when unknown) would do if
+//     the pressure persisted: first the pods over a local ephemeral-storage limit (emptyDir
+//     sizeLimit, the pod's or a container's ephemeral-storage limit), which it evicts at its next
+//     synchronize whether or not a threshold is met, then the thresholds met, node conditions,
+//     the resource reclaimed and the full predicted eviction order of the other pods, each pod with
+//     the ranking key that put it before the next, critical pods marked as never evicted, and the
+//     kubelet's exact eviction message and kill grace period;
 //   - which workloads pressure-agent keeps off the node after evicting their pods (Input.Avoidances,
 //     from the agent's ledger), and until when;
 //   - what pressure-agent would do with its own policy, side by side (Report.Pressure): its thresholds

@@ -29,7 +29,8 @@ type Input struct {
 	// eviction for emptyDir sizeLimit and ephemeral-storage limits. The zero value is the default (on).
 	DisableLocalStorageCapacityIsolation bool
 	// Semantics is the kubelet release whose eviction manager the prediction follows (the node's
-	// status.nodeInfo.kubeletVersion or an override, and /configz's feature gates); zero = 1.36.
+	// status.nodeInfo.kubeletVersion or an override, and /configz's feature gates); zero = the pinned
+	// 1.37.
 	Semantics decision.Semantics
 	// Snapshot holds the observations, per-pod stats and filesystem layout.
 	Snapshot signal.Snapshot
@@ -177,9 +178,9 @@ type SignalRow struct {
 	margn int64
 }
 
-// Kubelet is what the kubelet v1.36 would do if the pressure persisted: the full order, soft
-// thresholds as if their grace period had passed, node-level image and container garbage
-// collection assumed to free nothing. The order starts with the pods over a local ephemeral-storage
+// Kubelet is what the node's kubelet (Semantics: its release, the pinned v1.37 when unknown) would do
+// if the pressure persisted: the full order, soft thresholds as if their grace period had passed,
+// node-level image and container garbage collection assumed to free nothing. The order starts with the pods over a local ephemeral-storage
 // limit, which the kubelet evicts at its next synchronize whether or not a threshold is met; the
 // rest is empty when no threshold is met.
 type Kubelet struct {

@@ -108,7 +108,8 @@ func (p *printer) notes(ns []string) {
 }
 
 // semanticsWords names the kubelet whose semantics the prediction follows: "kubelet v1.37 (node
-// reports v1.37.2)"; just "kubelet v1.36" when no version is known and no gate is on.
+// reports v1.37.2)"; just "kubelet v1.37" (the pinned release) when no version is known and no gate
+// is on.
 func semanticsWords(s decision.Semantics) string {
 	out := fmt.Sprintf("kubelet v1.%d", s.MinorOrDefault())
 	var extra []string

@@ -28,6 +28,8 @@ type Options struct {
 	// OnController, if set, is called with each Controller this replica starts (one per term as
 	// leader); tests use it to wait for readiness.
 	OnController func(*Controller)
+	// OnWebhook, if set, is called with the avoidance webhook's bound address once it serves.
+	OnWebhook func(addr string)
 }
 
 // RunWithOptions runs the janitor until ctx is done, with the dependencies opts injects: servers,

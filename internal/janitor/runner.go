@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-pressure/pressure/internal/avoidwebhook"
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
 	"github.com/kube-pressure/pressure/internal/daemon"
 )
@@ -29,6 +30,7 @@ type runner struct {
 	policy   Policy
 	current  atomic.Pointer[Controller] // the running controller while leading
 	watchdog *leaderelection.HealthzAdaptor
+	avoid    *avoidwebhook.Params // the avoidance webhook's parameters; nil when it is not served
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -105,22 +107,59 @@ func (r *runner) elect(ctx context.Context) error {
 	return nil
 }
 
-// ready: a standby replica is ready; the leader is ready once its cache has synced.
+// ready: a standby replica is ready; the leader is ready once its cache has synced; with the
+// avoidance webhook, every replica once its ConfigMaps have synced (the webhook's Service routes to
+// ready replicas only).
 func (r *runner) ready(*http.Request) error {
 	if c := r.current.Load(); c != nil && !c.Synced() {
 		return errors.New("pod cache not synced")
 	}
+	if r.avoid != nil {
+		return r.avoid.Ready()
+	}
 	return nil
 }
 
-// startServers serves /metrics and the probes until ctx is done.
+// startServers serves the avoidance webhook (first: the readiness probe reads r.avoid), /metrics and
+// the probes until ctx is done.
 func (r *runner) startServers(ctx context.Context, wg *sync.WaitGroup) error {
+	if err := r.startAvoidanceWebhook(ctx, wg); err != nil {
+		return err
+	}
 	if _, err := daemon.Serve(ctx, r.cfg.MetricsAddr, daemon.MetricsHandler(r.opts.Registry, r.opts.Profiling), wg); err != nil {
 		return fmt.Errorf("janitor: %w", err)
 	}
 	if _, err := daemon.Serve(ctx, r.cfg.HealthProbeAddr, r.healthMux(), wg); err != nil {
 		return fmt.Errorf("janitor: %w", err)
 	}
+	return nil
+}
+
+// startAvoidanceWebhook serves the avoidance webhook on every replica, leader or not, until ctx is done.
+func (r *runner) startAvoidanceWebhook(ctx context.Context, wg *sync.WaitGroup) error {
+	aw := r.cfg.AvoidanceWebhook
+	if !aw.Enabled() {
+		return nil
+	}
+	cert := &avoidwebhook.Certificate{CertFile: aw.CertFile, KeyFile: aw.KeyFile}
+	if _, err := cert.Load(); err != nil {
+		return fmt.Errorf("janitor: avoidance webhook: %w", err)
+	}
+	params := avoidwebhook.NewParams(r.client, aw.Namespace)
+	addr, err := daemon.ServeTLS(ctx, aw.Addr, avoidwebhook.Handler(params.List, r.opts.Logger), cert.TLSConfig(), wg)
+	if err != nil {
+		return fmt.Errorf("janitor: avoidance webhook: %w", err)
+	}
+	r.avoid = params
+	params.Start(ctx)
+	wg.Go(func() {
+		<-ctx.Done()
+		params.Shutdown()
+	})
+	if r.opts.OnWebhook != nil {
+		r.opts.OnWebhook(addr)
+	}
+	r.opts.Logger.Info("avoidance webhook serving", "address", addr, "namespace", aw.Namespace)
 	return nil
 }
 

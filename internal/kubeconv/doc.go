@@ -1,5 +1,5 @@
 // Package kubeconv converts Kubernetes API types into the pure core types of pressure, with the
-// kubelet v1.36 semantics:
+// kubelet's semantics (v1.34 to v1.37; the pinned v1.37 when the node's release is unknown):
 //
 //   - LoadKubeletConfig reads a KubeletConfiguration (JSON or YAML) either bare, as in a kubelet
 //     config file, or wrapped as the kubelet's /configz endpoint serves it ({"kubeletconfig": {...}}).

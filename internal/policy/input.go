@@ -20,7 +20,7 @@ type Input struct {
 	// on its first synchronize, and keeps that layout in the State.
 	Kubelet threshold.Config
 	// KubeletSemantics is the node's kubelet release and feature gates (from the Node's
-	// status.nodeInfo.kubeletVersion and /configz); the zero value is the pinned 1.36.
+	// status.nodeInfo.kubeletVersion and /configz); the zero value is the pinned 1.37.
 	KubeletSemantics decision.Semantics
 	// Snapshot is the node as read at Now, raw (no credit applied). A snapshot without observations
 	// means the node could not be read: Step then applies the outcomes and plans nothing.

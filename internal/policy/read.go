@@ -16,7 +16,7 @@ type Read struct {
 	// Now is the step's time.
 	Now time.Time
 	// Config is the policy's settings; Kubelet the kubelet's eviction configuration before the
-	// containerfs derivation; KubeletSemantics the node's kubelet release (zero: the pinned 1.36).
+	// containerfs derivation; KubeletSemantics the node's kubelet release (zero: the pinned 1.37).
 	Config           Config
 	Kubelet          threshold.Config
 	KubeletSemantics decision.Semantics

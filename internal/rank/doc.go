@@ -1,5 +1,5 @@
 // Package rank orders the active pods of a node for eviction exactly as the kubelet's eviction manager
-// (v1.36) does, and says why.
+// (v1.34 to v1.37: ranking is the same in each) does, and says why.
 //
 // Candidate is our own description of a pod (built from a v1.Pod and its stats by internal/kubeconv):
 // everything ranking and the decision core need, so that nothing below kubeconv sees a v1.Pod.

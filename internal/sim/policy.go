@@ -12,7 +12,7 @@ import (
 // derivation, which Step makes). The simulated Eviction API accepts every eviction at once and the
 // kills succeed: each is reported to the next Step as its Outcome. A planned reclaim (the reclaim rung)
 // frees the pod's page cache (ModelPod.Cache) and is reported as having freed what it asked.
-// sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.36).
+// sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.37).
 func PolicyAgent(cfg policy.Config, kubelet threshold.Config, sem decision.Semantics) func() Agent {
 	return func() Agent { return &policyAgent{cfg: cfg, kubelet: kubelet, sem: sem} }
 }

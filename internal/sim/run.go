@@ -18,7 +18,7 @@ type Options struct {
 	// Kubelet is the kubelet's eviction configuration, containerfs thresholds already derived.
 	Kubelet                              threshold.Config
 	DisableLocalStorageCapacityIsolation bool
-	// KubeletSemantics is the kubelet release the simulated kubelet follows (zero: the pinned 1.36).
+	// KubeletSemantics is the kubelet release the simulated kubelet follows (zero: the pinned 1.37).
 	KubeletSemantics decision.Semantics
 	Timing           Timing
 	// NewAgent returns a fresh agent policy; nil simulates the kubelet alone.

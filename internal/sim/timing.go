@@ -41,7 +41,7 @@ type Timing struct {
 	AgentEviction time.Duration `json:"agentEviction"`
 }
 
-// DefaultTiming returns the kubelet v1.36 constants and the delays seen on the e2e node (PodKill,
+// DefaultTiming returns the kubelet v1.37 constants and the delays seen on the e2e node (PodKill,
 // PodCleanup; docs/simulate.md); AgentEviction is an estimate.
 func DefaultTiming() Timing {
 	return Timing{

@@ -1,5 +1,6 @@
 // Package threshold parses and evaluates the kubelet's eviction thresholds with the semantics of
-// kubelet v1.36 (pkg/kubelet/eviction/helpers.go, cmd/kubelet/app/server.go), quirks included:
+// kubelet v1.34 to v1.37, the same in each (pkg/kubelet/eviction/helpers.go,
+// cmd/kubelet/app/server.go), quirks included:
 //
 //   - ParseConfig turns the raw eviction settings (Input, as found in a KubeletConfiguration or on
 //     the kubelet's command line) into a Config: defaults and mergeDefaultEvictionSettings, hard and

@@ -3,7 +3,6 @@ package chartcompat
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -33,7 +32,8 @@ type release struct {
 }
 
 func TestChartDefaultsInstallOnEverySupportedAPIServer(t *testing.T) {
-	releases := []release{{minor: "v1.34", older: true}, {minor: "v1.35", older: true}, {minor: "pinned", mutatingV1: true}}
+	releases := []release{{minor: "v1.34", older: true}, {minor: "v1.35", older: true},
+		{minor: "v1.36", older: true, mutatingV1: true}, {minor: "pinned", mutatingV1: true}}
 	for _, r := range releases {
 		t.Run(r.minor, func(t *testing.T) {
 			var opts []clustertest.Option
@@ -52,7 +52,7 @@ func TestChartDefaultsInstallOnEverySupportedAPIServer(t *testing.T) {
 func installDefaults(t *testing.T, cp *cluster.ControlPlane, r release) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root, h := helm(ctx, t)
+	root, h := chartinstall.HelmForTest(ctx, t)
 	rc := cp.RESTConfig()
 	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
@@ -74,7 +74,10 @@ func installDefaults(t *testing.T, cp *cluster.ControlPlane, r release) {
 	}{
 		{[]string{"install", "pressure", chartinstall.ChartDir(root), "--create-namespace"}, false},
 		{[]string{"upgrade", "pressure", chartinstall.ChartDir(root), "--reuse-values", "--set", "dryRun=false"}, true},
+		// Once more: the avoidance webhook's certificate (before 1.36) is read back, not generated anew.
+		{[]string{"upgrade", "pressure", chartinstall.ChartDir(root), "--reuse-values"}, true},
 	}
+	var webhookCA string
 	for _, st := range steps {
 		out, err := h.Run(ctx, append(st.args, "--namespace", "pressure", "--kubeconfig", kc)...)
 		if err != nil {
@@ -84,15 +87,40 @@ func installDefaults(t *testing.T, cp *cluster.ControlPlane, r release) {
 		if got := strings.Contains(out, avoidNote); got == r.mutatingV1 {
 			t.Errorf("helm %s's notes on %s mention %q: %v; want %v\n%s", st.args[0], v.GitVersion, avoidNote, got, !r.mutatingV1, out)
 		}
-		checkRendered(ctx, t, h, kc, rc, dc, v.GitVersion, st.args[0], st.acting && r.mutatingV1)
+		objs := checkRendered(ctx, t, h, kc, rc, dc, v.GitVersion, st.args[0], st.acting && r.mutatingV1, st.acting && !r.mutatingV1)
+		if ca := caBundle(objs); ca != "" {
+			if webhookCA != "" && ca != webhookCA {
+				t.Errorf("helm %s on %s generated a new CA for the avoidance webhook; want the Secret's kept", st.args[0], v.GitVersion)
+			}
+			webhookCA = ca
+		}
+	}
+	if !r.mutatingV1 && webhookCA == "" {
+		t.Errorf("no avoidance webhook caBundle rendered on %s", v.GitVersion)
 	}
 }
 
+// caBundle returns the avoidance webhook's caBundle in objs, "" without one.
+func caBundle(objs []*unstructured.Unstructured) string {
+	for _, o := range objs {
+		if o.GetKind() != "MutatingWebhookConfiguration" {
+			continue
+		}
+		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+		if len(hooks) > 0 {
+			ca, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+			return ca
+		}
+	}
+	return ""
+}
+
 // checkRendered checks the release's manifest (helm get manifest) after step: the daemons and the
-// agent's validating policies always, the avoidance's MutatingAdmissionPolicy exactly when wantMutating;
-// and every rendered object is stored on the API server.
+// agent's validating policies always, the avoidance's MutatingAdmissionPolicy exactly when wantMutating,
+// the janitor's avoidance webhook (its fallback before 1.36) exactly when wantWebhook; and every
+// rendered object is stored on the API server. It returns the rendered objects.
 func checkRendered(ctx context.Context, t *testing.T, h chartinstall.Helm, kc string, rc *rest.Config,
-	dc discovery.DiscoveryInterface, version, step string, wantMutating bool) {
+	dc discovery.DiscoveryInterface, version, step string, wantMutating, wantWebhook bool) []*unstructured.Unstructured {
 	t.Helper()
 	manifest, err := h.Run(ctx, "get", "manifest", "pressure", "--namespace", "pressure", "--kubeconfig", kc)
 	if err != nil {
@@ -115,8 +143,13 @@ func checkRendered(ctx context.Context, t *testing.T, h chartinstall.Helm, kc st
 		t.Errorf("after helm %s on %s the chart rendered a MutatingAdmissionPolicy: %v; want %v (admissionregistration.k8s.io/v1 1.36+, and not in a dry run)",
 			step, version, got, wantMutating)
 	}
+	if got := kinds["MutatingWebhookConfiguration"] > 0; got != wantWebhook {
+		t.Errorf("after helm %s on %s the chart rendered the avoidance webhook: %v; want %v (without admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, and not in a dry run)",
+			step, version, got, wantWebhook)
+	}
 	requireOnServer(ctx, t, rc, dc, objs)
 	t.Logf("after helm %s on %s: %d objects rendered and stored (%s)", step, version, len(objs), sortedKinds(kinds))
+	return objs
 }
 
 // requireOnServer GETs every rendered object from the API server.
@@ -182,7 +215,7 @@ func sortedKinds(kinds map[string]int) string {
 func TestChartRefusesReleasesOlderThanTheOldestTested(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root, h := helm(ctx, t)
+	root, h := chartinstall.HelmForTest(ctx, t)
 	for _, tc := range []struct {
 		version string
 		ok      bool
@@ -195,19 +228,4 @@ func TestChartRefusesReleasesOlderThanTheOldestTested(t *testing.T) {
 			t.Errorf("helm template --kube-version %s refused without naming kubeVersion: %v\n%.600s", tc.version, err, out)
 		}
 	}
-}
-
-// helm returns the module's root and the pinned helm (skipping, or failing under CI=true, without it).
-func helm(ctx context.Context, t *testing.T) (string, chartinstall.Helm) {
-	t.Helper()
-	wd, _ := os.Getwd()
-	root, err := cluster.RepoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := chartinstall.FindHelm(ctx, root, t.TempDir())
-	if err != nil {
-		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
-	}
-	return root, h
 }

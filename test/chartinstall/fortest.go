@@ -27,15 +27,10 @@ type ForTest struct {
 	Defaults bool
 }
 
-// Install installs the release with set beside NodeValues and MemcgRootValues (the e2e tests' agent
-// is the memcg notifier contender; NodeValues alone with Defaults), waits for its Ready agent pod and returns it;
-// the release is uninstalled, and the agent pod gone from the node, when t ends (the package's later tests
-// see no agent they did not start). On failure the agent's log tail is printed. Without helm the test
-// skips, or fails under CI=true.
-func (f ForTest) Install(t testing.TB, set ...string) *Agent {
+// HelmForTest returns the module's root (from the test's working directory) and the pinned helm, skipping
+// t without helm, or failing it under CI=true.
+func HelmForTest(ctx context.Context, t testing.TB) (string, Helm) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
 	wd, _ := os.Getwd()
 	root, err := cluster.RepoRoot(wd)
 	if err != nil {
@@ -45,6 +40,19 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 	if err != nil {
 		clustertest.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
 	}
+	return root, h
+}
+
+// Install installs the release with set beside NodeValues and MemcgRootValues (the e2e tests' agent
+// is the memcg notifier contender; NodeValues alone with Defaults), waits for its Ready agent pod and returns it;
+// the release is uninstalled, and the agent pod gone from the node, when t ends (the package's later tests
+// see no agent they did not start). On failure the agent's log tail is printed. Without helm the test
+// skips, or fails under CI=true.
+func (f ForTest) Install(t testing.TB, set ...string) *Agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	root, h := HelmForTest(ctx, t)
 	start := time.Now()
 	components := []string{AgentComponent}
 	if f.Janitor {

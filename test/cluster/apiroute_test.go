@@ -79,8 +79,8 @@ func TestPodsReachTheAPIServerThroughTheKubernetesService(t *testing.T) {
 		t.Errorf("routes of the pod:\n%s\nwant a line with %q", routes, want)
 	}
 	body := getFromNetns(t, netns, "10.0.0.1:443", filepath.Join(cp.Dir(), "pki", "ca.crt"), "/version")
-	if !strings.Contains(body, `"gitVersion": "v1.36.3`) {
-		t.Errorf("/version from the pod: %s, want gitVersion v1.36.3", body)
+	if !strings.Contains(body, `"gitVersion": "v1.37.2`) {
+		t.Errorf("/version from the pod: %s, want gitVersion v1.37.2", body)
 	}
 	route := node.Cleanup().APIRoute
 	if route == nil {

@@ -35,6 +35,9 @@ type ControlPlaneOptions struct {
 	// APIServer is the path of a kube-apiserver to run instead of Binaries' (an older release's, for
 	// test/chartcompat; hack/build-apiserver.sh builds them). Empty: Binaries'.
 	APIServer string
+	// Scheduler is the path of a kube-scheduler to run instead of Binaries' (an older release's, for
+	// test/avoidwebhook; hack/build-apiserver.sh kube-scheduler builds them). Empty: Binaries'.
+	Scheduler string
 }
 
 // defaultServiceClusterIPRange is the Service range unless ControlPlaneOptions set one; the
@@ -291,6 +294,10 @@ func (cp *ControlPlane) apiserverFlags(port, etcdPort int, opts ControlPlaneOpti
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// No endpoint reconciler: kube-apiserver v1.37 refuses a loopback advertise address with the
+		// lease reconciler ("may not be in the loopback range"). Pods reach the API server through
+		// APIRoute's DNAT of the kubernetes Service IP, not through the Service's endpoints.
+		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + pki.apiserver.certFile,
 		"--tls-private-key-file=" + pki.apiserver.keyFile,
@@ -353,8 +360,12 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, port int, op
 
 func (cp *ControlPlane) startScheduler(ctx context.Context, port int, opts ControlPlaneOptions) error {
 	kc := filepath.Join(cp.dir, "kube-scheduler.kubeconfig")
+	bin := cp.bins.Path("kube-scheduler")
+	if opts.Scheduler != "" {
+		bin = opts.Scheduler
+	}
 	args := []string{
-		cp.bins.Path("kube-scheduler"),
+		bin,
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,

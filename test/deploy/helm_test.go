@@ -25,7 +25,7 @@ const (
 	releaseNS   = "pressure-system"
 	// kubeVersion is the version helm template assumes (the chart requires >= 1.30; helm's own
 	// default is older): the pinned Kubernetes of test/tools.
-	kubeVersion = "1.36.3"
+	kubeVersion = "1.37.2"
 	// live turns the chart's dry-run default off: tests of what the chart's objects do once the
 	// operator lets it act (avoidance policy, the agent's ConfigMap rights) render with it.
 	live = "dryRun=false"

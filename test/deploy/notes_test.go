@@ -87,9 +87,18 @@ func TestNotesSendEachUserToTheirEventsThePluginAndFullDocURLs(t *testing.T) {
 			[]string{"pressure-janitor runs in DRY-RUN mode", "deletes nothing", "reason=EvictedPodDeletedDryRun\n",
 				"--set janitor.config.dryRun=false"},
 			[]string{"reason=EvictedPodDeleted\n"}},
-		{"on 1.35 the policy a cluster upgrade to 1.36 brings is announced", "1.35.2", []string{live},
-			[]string{"has no MutatingAdmissionPolicy v1 (1.36+)", "after the cluster is upgraded to 1.36, the next helm upgrade installs"},
-			[]string{"is installed:"}},
+		{"on 1.35 the janitor's webhook is announced, and the policy a cluster upgrade to 1.36 brings", "1.35.2", []string{live},
+			[]string{"has no MutatingAdmissionPolicy v1 (1.36+), so the janitor's replicas\nserve the avoidance as a mutating admission webhook",
+				"After the cluster is upgraded to 1.36, the next helm upgrade installs\nthe MutatingAdmissionPolicy instead",
+				"agent.avoidance.webhook.enabled=false"},
+			[]string{"is installed:", "policy is not installed"}},
+		{"on 1.35 in dry-run the webhook is announced for dryRun=false", "1.35.2", nil,
+			[]string{"has no MutatingAdmissionPolicy v1 (1.36+)", "the janitor's webhook that applies it on this version comes with dryRun=false"},
+			[]string{"is installed:", "serve the avoidance"}},
+		{"on 1.35 without the webhook nothing applies avoidances, and the notes say so", "1.35.2",
+			[]string{live, "agent.avoidance.webhook.enabled=false"},
+			[]string{"policy is not installed,\nnor the janitor's webhook", "after the cluster is upgraded to 1.36, the next helm upgrade installs the policy"},
+			[]string{"is installed:", "serve the avoidance"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			notes := renderNotes(t, tc.kv, tc.set...)

@@ -3,7 +3,7 @@
 // on generated cases, the core following each release's decision.Semantics.
 //
 // The kubelet side is test/tools/cmd/kubelet-eviction-oracle, built once per release from a separate
-// module (this module must not import k8s.io/kubernetes): test/tools for the pinned v1.36.3 and
+// module (this module must not import k8s.io/kubernetes): test/tools for the pinned v1.37.2 and
 // test/tools/oracle/v1.MINOR for the others (release_test.go). Each build is cached under
 // ${PRESSURE_CACHE:-$HOME/.cache/pressure}/oracle/kubelet-eviction-oracle-VERSION-KEY, keyed by its
 // module's go.mod and go.sum and the source files that release's build tags include. Every release

@@ -233,10 +233,10 @@ func TestOracleKeyCoversTheFilesOfItsReleaseOnly(t *testing.T) {
 	write("m/go.mod", "module m\n")
 	write("m/go.sum", "")
 	write("m/main.go", "package main\n")
-	write("m/compat_k137.go", "//go:build oracle_k137\n\npackage main\n")
+	write("m/compat_k136.go", "//go:build oracle_k136\n\npackage main\n")
 	write("m/main_test.go", "package main\n")
-	plain := release{Version: "v1.36.3", Module: "m", Pkg: "."}
-	k137 := release{Version: "v1.37.2", Module: "m", Pkg: ".", Tag: "oracle_k137"}
+	plain := release{Version: "v1.37.2", Module: "m", Pkg: "."}
+	k136 := release{Version: "v1.36.3", Module: "m", Pkg: ".", Tag: "oracle_k136"}
 	key := func(r release) string {
 		t.Helper()
 		k, err := oracleKey(tools, r)
@@ -245,14 +245,15 @@ func TestOracleKeyCoversTheFilesOfItsReleaseOnly(t *testing.T) {
 		}
 		return k
 	}
-	p0, t0 := key(plain), key(k137)
+	p0, t0 := key(plain), key(k136)
 	if p0 == t0 {
 		t.Errorf("two releases of one module share the key %s", p0)
 	}
-	write("m/compat_k137.go", "//go:build oracle_k137\n\npackage main // changed\n")
+	write("m/compat_k136.go", "//go:build oracle_k136\n\npackage main // changed\n")
 	write("m/main_test.go", "package main // changed\n")
-	if p1, t1 := key(plain), key(k137); p1 != p0 || t1 == t0 {
-		t.Errorf("after a change of the 1.37 adapter: plain key %s -> %s (want the same), 1.37 key %s -> %s (want another)", p0, p1, t0, t1)
+	if p1, t1 := key(plain), key(k136); p1 != p0 || t1 == t0 {
+		t.Errorf("after a change of the 1.36 adapter: plain key %s -> %s (want the same), 1.36 key %s -> %s (want another)",
+			p0, p1, t0, t1)
 	}
 	prev := p0
 	for _, f := range []string{"m/main.go", "m/go.sum", "m/go.mod"} {

@@ -16,7 +16,7 @@ import (
 // warm Go build cache serves its kubelet packages), the others from test/tools/oracle/v1.MINOR, whose
 // .go files are symlinks to test/tools/cmd/kubelet-eviction-oracle. The kubelet API differences are in
 // build-tagged adapters there (Start without a context in 1.34, admission attributes without
-// Operation in 1.34 and 1.35, Admit with a context in 1.37).
+// Operation in 1.34 and 1.35, Admit without a context before 1.37).
 type release struct {
 	Version string // the k8s.io/kubernetes version the module requires
 	Minor   int    // decision.Semantics.Minor of that release
@@ -29,8 +29,8 @@ type release struct {
 var releases = []release{
 	{Version: "v1.34.4", Minor: 34, Module: "oracle/v1.34", Pkg: ".", Tag: "oracle_k134"},
 	{Version: "v1.35.4", Minor: 35, Module: "oracle/v1.35", Pkg: ".", Tag: "oracle_k135"},
-	{Version: "v1.36.3", Minor: 36, Module: ".", Pkg: "./cmd/kubelet-eviction-oracle"},
-	{Version: "v1.37.2", Minor: 37, Module: "oracle/v1.37", Pkg: ".", Tag: "oracle_k137"},
+	{Version: "v1.36.3", Minor: 36, Module: "oracle/v1.36", Pkg: ".", Tag: "oracle_k136"},
+	{Version: "v1.37.2", Minor: 37, Module: ".", Pkg: "./cmd/kubelet-eviction-oracle"},
 }
 
 func (r release) tags() []string {

@@ -172,7 +172,7 @@ func installAvoidancePolicy(ctx context.Context, t *testing.T, e *env) string {
 		clustertest.SkipOrFail(t, "hack/install-helm.sh could not install helm (needs the Go module proxy): %v", err)
 	}
 	manifest, err := exec.Command(strings.TrimSpace(string(out)), "template", "pressure", filepath.Join(root, "deploy", "helm", "pressure"),
-		"--namespace", ns, "--kube-version", "1.36.3", "--set", "dryRun=false", // a dry run renders no avoidance policy
+		"--namespace", ns, "--kube-version", "1.37.2", "--set", "dryRun=false", // a dry run renders no avoidance policy
 		"--show-only", "templates/agent-avoidance.yaml").Output()
 	if err != nil {
 		var stderr []byte

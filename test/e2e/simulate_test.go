@@ -1,7 +1,7 @@
 package e2e
 
 // End-to-end test of `kubectl pressure record` and `kubectl pressure simulate` on the package's real node
-// (TestMain in main_test.go: kubelet v1.36.3, cgroup v1, memcg notifier on, 200Mi hard thresholds):
+// (TestMain in main_test.go: kubelet v1.37.2, cgroup v1, memcg notifier on, 200Mi hard thresholds):
 // record memory pressure while the real kubelet evicts, then check that simulate, replaying the
 // recording, predicts the kubelet's victims in the kubelet's order, each decided within one housekeeping
 // interval of the kubelet's decision. The recordings in internal/cli/testdata/recordings were made by

@@ -21,7 +21,18 @@ type Config struct {
 	LeaderElection    LeaderElectionConfig
 	MetricsAddr       string // "0" or "" disables the server
 	HealthProbeAddr   string // "0" or "" disables the server
+	AvoidanceWebhook  AvoidanceWebhookConfig
 }
+
+// AvoidanceWebhookConfig is the typed form of AvoidanceWebhook.
+type AvoidanceWebhookConfig struct {
+	Addr              string // "0" or "" disables the webhook
+	CertFile, KeyFile string
+	Namespace         string
+}
+
+// Enabled reports whether the webhook is served.
+func (c AvoidanceWebhookConfig) Enabled() bool { return c.Addr != "" && c.Addr != "0" }
 
 // LeaderElectionConfig is the typed form of LeaderElection.
 type LeaderElectionConfig struct {
@@ -60,5 +71,7 @@ func Convert(c *JanitorConfiguration) Config {
 		},
 		MetricsAddr:     *c.MetricsBindAddress,
 		HealthProbeAddr: *c.HealthProbeBindAddress,
+		AvoidanceWebhook: AvoidanceWebhookConfig{Addr: *c.AvoidanceWebhook.BindAddress, CertFile: *c.AvoidanceWebhook.CertFile,
+			KeyFile: *c.AvoidanceWebhook.KeyFile, Namespace: *c.AvoidanceWebhook.Namespace},
 	}
 }

@@ -47,7 +47,7 @@ func TestMinimalFileGetsEveryDefault(t *testing.T) {
 		TTL: DefaultTTL, KeepPerOwner: 1, Reasons: []string{"Evicted"}, DeletionsPerSec: 20, Burst: 50, Workers: 4,
 		LeaderElection: LeaderElectionConfig{Enabled: true, LeaseName: "pressure-janitor", LeaseNamespace: "kube-system",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
-		MetricsAddr: ":8080", HealthProbeAddr: ":8081",
+		MetricsAddr: ":8080", HealthProbeAddr: ":8081", AvoidanceWebhook: AvoidanceWebhookConfig{Addr: "0"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("Config (-got +want):\n%s", diff)
@@ -130,6 +130,7 @@ func TestValidateReturnsEveryProblemNamingFileFieldAndValue(t *testing.T) {
 		"rateLimit.deletionsPerSecond=0", "rateLimit.burst=0", "workers=0",
 		"leaderElection.leaseDuration=5s", "leaderElection.renewDeadline=10s",
 		"metricsBindAddress=localhost:99999", "healthProbeBindAddress=nonsense",
+		"avoidanceWebhook.certFile=", "avoidanceWebhook.keyFile=", "avoidanceWebhook.namespace=Pressure",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("problems field=value (-got +want):\n%s", diff)

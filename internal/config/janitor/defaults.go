@@ -52,6 +52,12 @@ func SetDefaults(c *JanitorConfiguration) {
 	setLeaderElectionDefaults(c)
 	setDefault(&c.MetricsBindAddress, DefaultMetricsBindAddress)
 	setDefault(&c.HealthProbeBindAddress, DefaultHealthProbeBindAddress)
+	setDefault(&c.AvoidanceWebhook, AvoidanceWebhook{})
+	aw := c.AvoidanceWebhook
+	setDefault(&aw.BindAddress, "0")
+	setDefault(&aw.CertFile, "")
+	setDefault(&aw.KeyFile, "")
+	setDefault(&aw.Namespace, "")
 }
 
 func setLeaderElectionDefaults(c *JanitorConfiguration) {

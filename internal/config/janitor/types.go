@@ -43,6 +43,20 @@ type JanitorConfiguration struct {
 	MetricsBindAddress *string `json:"metricsBindAddress,omitempty"`
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables it.
 	HealthProbeBindAddress *string `json:"healthProbeBindAddress,omitempty"`
+	// AvoidanceWebhook serves the per-workload avoidance as a mutating admission webhook, where the
+	// API server has no MutatingAdmissionPolicy v1 (Kubernetes before 1.36). Every replica serves it.
+	AvoidanceWebhook *AvoidanceWebhook `json:"avoidanceWebhook,omitempty"`
+}
+
+// AvoidanceWebhook configures the avoidance webhook (internal/avoidwebhook).
+type AvoidanceWebhook struct {
+	// BindAddress serves the webhook over TLS; "0" (the default) disables it.
+	BindAddress *string `json:"bindAddress,omitempty"`
+	// CertFile and KeyFile hold the serving certificate and key (PEM), read again when they change.
+	CertFile *string `json:"certFile,omitempty"`
+	KeyFile  *string `json:"keyFile,omitempty"`
+	// Namespace is where the agents write the avoidance ConfigMaps (the release namespace).
+	Namespace *string `json:"namespace,omitempty"`
 }
 
 // RateLimit is a token bucket for deletions.

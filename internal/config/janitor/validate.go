@@ -60,7 +60,19 @@ func Validate(c *JanitorConfiguration, origin Origin) error {
 	v.leaderElection(c.LeaderElection)
 	v.Address("metricsBindAddress", *c.MetricsBindAddress, true)
 	v.Address("healthProbeBindAddress", *c.HealthProbeBindAddress, true)
+	v.avoidanceWebhook(c.AvoidanceWebhook)
 	return v.Err()
+}
+
+func (v *validator) avoidanceWebhook(aw *AvoidanceWebhook) {
+	v.Address("avoidanceWebhook.bindAddress", *aw.BindAddress, true)
+	if addr := *aw.BindAddress; addr == "" || addr == "0" {
+		return
+	}
+	v.check(*aw.CertFile != "", "avoidanceWebhook.certFile", *aw.CertFile, "must be set when the webhook is served")
+	v.check(*aw.KeyFile != "", "avoidanceWebhook.keyFile", *aw.KeyFile, "must be set when the webhook is served")
+	v.check(len(validation.IsDNS1123Label(*aw.Namespace)) == 0, "avoidanceWebhook.namespace", *aw.Namespace,
+		"must be the namespace of the avoidance ConfigMaps (a DNS label) when the webhook is served")
 }
 
 func (v *validator) namespaces(field string, names []string) {

@@ -190,13 +190,30 @@ evicts, kills, taints and annotates nothing, and the avoidance policy is not ren
 {{- if or .Values.dryRun .Values.janitor.config.dryRun -}}true{{- end -}}
 {{- end -}}
 
-{{/* "true" when the avoidance MutatingAdmissionPolicy, its binding and the agent's ConfigMap rights are
-rendered: agent, avoidance and the agent's admission policies on, a 1.36+ cluster, and no dry-run (a dry
-run mutates no pod). */}}
-{{- define "pressure.agent.avoidanceRendered" -}}
+{{/* "true" when the avoidance MutatingAdmissionPolicy and its binding are rendered: agent, avoidance and
+the agent's admission policies on, a 1.36+ cluster, and no dry-run (a dry run mutates no pod). */}}
+{{- define "pressure.agent.avoidancePolicy" -}}
 {{- $a := .Values.agent -}}
 {{- if and $a.enabled $a.avoidance.enabled $a.admissionPolicy.enabled (include "pressure.agent.avoidance" .) (not (include "pressure.agent.dryRun" .)) -}}true{{- end -}}
 {{- end -}}
+
+{{/* "true" when the avoidance webhook is rendered instead of the policy (a cluster without
+MutatingAdmissionPolicy v1): the same conditions, agent.avoidance.webhook.enabled and the janitor, whose
+replicas serve it. */}}
+{{- define "pressure.agent.avoidanceWebhook" -}}
+{{- $a := .Values.agent -}}
+{{- if and $a.enabled $a.avoidance.enabled $a.admissionPolicy.enabled $a.avoidance.webhook.enabled .Values.janitor.enabled (not (include "pressure.agent.avoidance" .)) (not (include "pressure.agent.dryRun" .)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when something applies the avoidances (the policy or the webhook): then the agents write
+them (their ConfigMap rights, the policies confining who writes them, loopBreaker.avoidanceNamespace). */}}
+{{- define "pressure.agent.avoidanceRendered" -}}
+{{- if or (include "pressure.agent.avoidancePolicy" .) (include "pressure.agent.avoidanceWebhook" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* The avoidance webhook's names: its Service and TLS Secret (janitor's), its configuration. */}}
+{{- define "pressure.avoidanceWebhook.service" -}}{{ include "pressure.janitor.fullname" . }}-avoidance-webhook{{- end -}}
+{{- define "pressure.avoidanceWebhook.secret" -}}{{ include "pressure.janitor.fullname" . }}-avoidance-webhook-tls{{- end -}}
 
 {{/* Fails when a component's extraArgs turn its dry-run off while the chart turns it on: one switch
 must mean what it says. Include with (dict "ctx" $ "component" "agent" "args" .Values.agent.extraArgs). */}}

@@ -2,13 +2,13 @@
 // (k8s.io/kubernetes/pkg/kubelet/eviction) through its exported API on recorded inputs, for the
 // differential test in test/differential.
 //
-// One source, one build per release: built here (module test/tools) it links the pinned v1.36.3;
-// test/tools/oracle/v1.MINOR are one module per other release (v1.34.4, v1.35.4, v1.37.2) whose .go
+// One source, one build per release: built here (module test/tools) it links the pinned v1.37.2;
+// test/tools/oracle/v1.MINOR are one module per other release (v1.34.4, v1.35.4, v1.36.3) whose .go
 // files are symlinks to these. The API differences are in build-tagged adapters (tags oracle_k134,
-// oracle_k135, oracle_k137): compat_start_k134.go (Start without a context in 1.34),
+// oracle_k135, oracle_k136): compat_start_k134.go (Start without a context in 1.34),
 // compat_admit_k134.go (PodAdmitAttributes without Operation in 1.34 and 1.35) and
-// compat_admit_k137.go (Admit with a context in 1.37). gates.go applies the configuration's
-// featureGates as the kubelet does.
+// compat_admit_k136.go (Admit without a context in 1.36; the untagged compat_admit.go is 1.37's,
+// with one). gates.go applies the configuration's featureGates as the kubelet does.
 //
 // It reads a stream of JSON Cases on stdin and writes one JSON Result per case, in order, on stdout.
 // Every case gets a fresh manager; the managers of earlier cases stay parked. See driver.go for how the

@@ -1,0 +1,1 @@
+../../cmd/kubelet-eviction-oracle/compat_admit_k136.go

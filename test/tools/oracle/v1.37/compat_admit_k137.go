@@ -1,1 +1,0 @@
-../../cmd/kubelet-eviction-oracle/compat_admit_k137.go
