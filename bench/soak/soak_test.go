@@ -1,0 +1,113 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/cluster/clustertest"
+)
+
+// config is the run TestSoak makes, from the environment (the make soak variables):
+//
+//	SOAK_EPISODES  episodes (unset: the short version, 3 episodes with one fault, in episode 1)
+//	SOAK_SEED      seed (default 1)
+//	SOAK_FIRST     first episode number (default 0): SOAK_FIRST=e SOAK_EPISODES=1 reruns episode e alone
+//	SOAK_FAULTS    fault kinds to draw from: all (default), none, or a list (ParseFaults)
+//	SOAK_FAULT_CHANCE  probability of a fault per episode in a long run (default 0.5)
+//	SOAK_CAP       an episode's cap (default 150s)
+//	SOAK_OUT       output directory (default: a new pressure-soak-SEED-* under the temp dir)
+type config struct {
+	episodes, first int
+	seed            uint64
+	draw            DrawConfig
+	cap             time.Duration
+	out             string
+}
+
+func configFromEnv() (config, error) {
+	c := config{episodes: 3, seed: 1, cap: 150 * time.Second,
+		draw: DrawConfig{FaultEpisode: 1, FaultChance: 0.5, FaultWithin: 40 * time.Second}}
+	var err error
+	if v := os.Getenv("SOAK_EPISODES"); v != "" {
+		if c.episodes, err = strconv.Atoi(v); err != nil || c.episodes < 1 {
+			return c, fmt.Errorf("SOAK_EPISODES %q: want a positive number", v)
+		}
+		c.draw.FaultEpisode = -1
+	}
+	if v := os.Getenv("SOAK_SEED"); v != "" {
+		if c.seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return c, fmt.Errorf("SOAK_SEED %q: %w", v, err)
+		}
+	}
+	if v := os.Getenv("SOAK_FIRST"); v != "" {
+		if c.first, err = strconv.Atoi(v); err != nil || c.first < 0 {
+			return c, fmt.Errorf("SOAK_FIRST %q: want a number >= 0", v)
+		}
+		if c.draw.FaultEpisode >= 0 {
+			c.draw.FaultEpisode = -1 // a rerun draws each episode's fault as the long run did
+		}
+	}
+	if c.draw.Faults, err = ParseFaults(os.Getenv("SOAK_FAULTS")); err != nil {
+		return c, err
+	}
+	if v := os.Getenv("SOAK_FAULT_CHANCE"); v != "" {
+		if c.draw.FaultChance, err = strconv.ParseFloat(v, 64); err != nil || c.draw.FaultChance < 0 || c.draw.FaultChance > 1 {
+			return c, fmt.Errorf("SOAK_FAULT_CHANCE %q: want a number in [0, 1]", v)
+		}
+	}
+	if v := os.Getenv("SOAK_CAP"); v != "" {
+		if c.cap, err = time.ParseDuration(v); err != nil || c.cap < minEpisode {
+			return c, fmt.Errorf("SOAK_CAP %q: want a duration of at least %s", v, minEpisode)
+		}
+	}
+	c.out = os.Getenv("SOAK_OUT")
+	return c, nil
+}
+
+// TestSoak runs the soak (see config): by default the short version `make test` runs, 3 episodes and
+// one fault. Each episode's invariants are checked after it; the resources and restarts over the run
+// at the end. A failing episode names its seed and episode and keeps its artefacts.
+func TestSoak(t *testing.T) {
+	cfg, err := configFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := clustertest.NodeProblem(); p != "" {
+		clustertest.SkipOrFail(t, "level-2 node unavailable: %s", p)
+	}
+	out, err := outDir(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c := startCluster(t, out)
+	t.Logf("cluster and chart ready in %s (chart values: defaults and --set %v); artefacts in %s", time.Since(start).Round(time.Second), c.values, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newSampler(c)
+	sampled := make(chan struct{})
+	go func() { defer close(sampled); s.run(ctx) }()
+	rep := &report{cfg: cfg, out: out, started: time.Now()}
+	seen := map[string]bool{}
+	for e := cfg.first; e < cfg.first+cfg.episodes; e++ {
+		p := Draw(cfg.seed, e, cfg.draw)
+		r, err := c.episode(ctx, s, p, cfg.cap, seen)
+		rep.add(t, r, err)
+		if err != nil {
+			t.Fatalf("episode %d of seed %d: %v (rerun alone: make soak SEED=%d FIRST=%d EPISODES=1)", e, cfg.seed, err, cfg.seed, e)
+		}
+	}
+	cancel()
+	<-sampled
+	series, pods, _ := s.snapshot()
+	evid, err := c.evidenceEvents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.finish(t, series, pods, evid)
+	t.Logf("%d episodes in %s; report %s", cfg.episodes, time.Since(rep.started).Round(time.Second), rep.path())
+}
