@@ -1,13 +1,8 @@
 package soak
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,7 +86,7 @@ func startCluster(t *testing.T, dir string) *soakCluster {
 // kubeletConfig is bench/agent's node: the pods cgroup limited to podsLimit, the kubelet's hard
 // thresholds at kubeletThreshold.
 func kubeletConfig() (*kubeletv1beta1.KubeletConfiguration, error) {
-	memTotal, err := memTotalBytes()
+	memTotal, err := cluster.HostMemTotal()
 	if err != nil {
 		return nil, err
 	}
@@ -102,26 +97,6 @@ func kubeletConfig() (*kubeletv1beta1.KubeletConfiguration, error) {
 		EvictionHard:                     map[string]string{"memory.available": kubeletThreshold, "allocatableMemory.available": kubeletThreshold},
 		EvictionPressureTransitionPeriod: metav1.Duration{Duration: 10 * time.Second},
 	}, nil
-}
-
-func memTotalBytes() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, fmt.Errorf("read meminfo: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/meminfo: MemTotal %q: %w", fields[1], err)
-			}
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("/proc/meminfo: no MemTotal line")
 }
 
 // pod is w as a pod of namespace ns.

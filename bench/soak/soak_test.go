@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,20 +88,25 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	c := startCluster(t, out)
 	t.Logf("cluster and chart ready in %s (chart values: defaults and --set %v); artefacts in %s", time.Since(start).Round(time.Second), c.values, out)
-	ctx, cancel := context.WithCancel(context.Background())
+	// An interrupt (Ctrl-C on make soak) ends the run after the current step: the report is written and
+	// the cluster stopped by the cleanups.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	s := newSampler(c)
 	sampled := make(chan struct{})
 	go func() { defer close(sampled); s.run(ctx) }()
 	rep := &report{cfg: cfg, out: out, started: time.Now()}
 	seen := map[string]bool{}
-	for e := cfg.first; e < cfg.first+cfg.episodes; e++ {
+	for e := cfg.first; e < cfg.first+cfg.episodes && ctx.Err() == nil; e++ {
 		p := Draw(cfg.seed, e, cfg.draw)
 		r, err := c.episode(ctx, s, p, cfg.cap, seen)
 		rep.add(t, r, err)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			t.Fatalf("episode %d of seed %d: %v (rerun alone: make soak SEED=%d FIRST=%d EPISODES=1)", e, cfg.seed, err, cfg.seed, e)
 		}
+	}
+	if ctx.Err() != nil {
+		t.Errorf("interrupted after %d episodes: the report covers those", len(rep.results))
 	}
 	cancel()
 	<-sampled
@@ -109,5 +116,8 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep.finish(t, series, pods, evid)
-	t.Logf("%d episodes in %s; report %s", cfg.episodes, time.Since(rep.started).Round(time.Second), rep.path())
+	t.Logf("%d episodes in %s; report %s", len(rep.results), time.Since(rep.started).Round(time.Second), rep.path())
+	if !rep.failed && !t.Failed() && cfg.out == "" {
+		_ = os.RemoveAll(out) // the short version's artefacts: the summary is in the log above
+	}
 }
