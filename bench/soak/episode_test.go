@@ -1,7 +1,9 @@
 package soak
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +17,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-pressure/pressure/internal/cli"
 	"github.com/kube-pressure/pressure/internal/evidence"
+	"github.com/kube-pressure/pressure/internal/why"
 	"github.com/kube-pressure/pressure/test/evictaudit"
 	"github.com/kube-pressure/pressure/test/oomkill"
 )
@@ -37,10 +42,12 @@ type result struct {
 	Evictions []Eviction     `json:"evictions"`
 	Kills     []oomkill.Kill `json:"kills"`
 	// OOMCounterRise is the rise of the pods cgroup's oom_kill (memory.oom_control).
-	OOMCounterRise int         `json:"oomCounterRise"`
-	Shells         []Shell     `json:"shells"`
-	Collected      []string    `json:"collected"`
-	Violations     []Violation `json:"violations"`
+	OOMCounterRise int      `json:"oomCounterRise"`
+	Shells         []Shell  `json:"shells"`
+	Collected      []string `json:"collected"`
+	// Why maps namespace/pod of each evicted pod to the cause `kubectl pressure why` gave (or its error).
+	Why        map[string]string `json:"why"`
+	Violations []Violation       `json:"violations"`
 }
 
 // episode runs p: creates its namespace and workloads, injects its fault, waits for calm (or cap),
@@ -89,6 +96,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	if err := c.observe(ctx, &r, mark, oomBefore, seen); err != nil {
 		return r, err
 	}
+	r.Why = c.why(ctx, r.Evictions)
 	_, _, pdb := s.snapshot()
 	r.Violations = checkEpisode(r, pdb, c.node.PodsCgroup())
 	return r, c.clear(ctx, p)
@@ -101,6 +109,7 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	out = append(out, NoCriticalEvicted(r.Evictions)...)
 	out = append(out, NoPodEvictedTwice(r.Evictions)...)
 	out = append(out, PDBKept(pdb, r.Evictions)...)
+	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
 	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL)...)
 	return out
 }
@@ -329,4 +338,28 @@ func oomKillCount(dir string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: no oom_kill line", path)
+}
+
+// why runs `kubectl pressure why -o json` (in process, as the e2e tests do) on each evicted pod.
+func (c *soakCluster) why(ctx context.Context, evs []Eviction) map[string]string {
+	out := map[string]string{}
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if _, done := out[k]; done {
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
+		err := cli.Run(ctx, streams, []string{"--kubeconfig", c.cp.Kubeconfig(), "why", e.Pod, "-n", e.Namespace, "-o", "json"})
+		var v why.Verdict
+		switch {
+		case err != nil:
+			out[k] = fmt.Sprintf("error: %v: %s", err, strings.TrimSpace(stderr.String()))
+		case json.Unmarshal(stdout.Bytes(), &v) != nil:
+			out[k] = "not JSON: " + stdout.String()
+		default:
+			out[k] = string(v.Cause)
+		}
+	}
+	return out
 }

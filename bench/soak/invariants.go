@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/why"
 	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
@@ -15,6 +16,7 @@ const (
 	InvNoCriticalEvicted = "3 no critical pod evicted"
 	InvNoDoubleEviction  = "3 no pod evicted twice"
 	InvPDBKept           = "3 no PDB broken by the agent's (soft) evictions"
+	InvWhy               = "4 kubectl pressure why gives each evicted pod the right verdict"
 	InvShellsCollected   = "5 no Evicted shell older than the janitor's TTL plus a minute"
 	InvEvidence          = "5 an evidence Event for each collected shell"
 	InvFlat              = "7 RSS, goroutines and ledger size flat over the second half"
@@ -23,8 +25,8 @@ const (
 
 // Invariants are every invariant name, in the issue's order: the report counts each.
 func Invariants() []string {
-	return []string{InvNoForeignOOMKill, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvShellsCollected,
-		InvEvidence, InvFlat, InvNoRestarts}
+	return []string{InvNoForeignOOMKill, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
+		InvShellsCollected, InvEvidence, InvFlat, InvNoRestarts}
 }
 
 // Violation is one broken invariant, with what broke it.
@@ -208,6 +210,28 @@ func EvidenceForEach(collected []string, evidence []EvidenceEvent) []Violation {
 		}
 		if !found {
 			out = append(out, Violation{InvEvidence, fmt.Sprintf("shell %s was deleted and no %s Event of %s names it", c, "EvictedPodDeleted", ns)})
+		}
+	}
+	return out
+}
+
+// WhyAgrees is invariant 4: `kubectl pressure why` names each pod evicted once (by the agent or the
+// kubelet) with the matching cause. verdicts maps namespace/pod to the verdict's cause, or to the
+// error why gave. A pod evicted twice is left to NoPodEvictedTwice.
+func WhyAgrees(evs []Eviction, verdicts map[string]string) []Violation {
+	n := map[string]int{}
+	for _, e := range evs {
+		n[e.Namespace+"/"+e.Pod]++
+	}
+	want := map[string]why.Cause{"agent": why.CauseAgentEviction, "kubelet": why.CauseKubeletEviction}
+	var out []Violation
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if n[k] != 1 {
+			continue
+		}
+		if got, ok := verdicts[k]; !ok || got != string(want[e.By]) {
+			out = append(out, Violation{InvWhy, fmt.Sprintf("%s: why says %q, want %s", e, got, want[e.By])})
 		}
 	}
 	return out

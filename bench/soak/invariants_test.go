@@ -156,3 +156,24 @@ func TestViolationNamesTheInvariant(t *testing.T) {
 		t.Errorf("String() = %q", v)
 	}
 }
+
+func TestWhyAgrees(t *testing.T) {
+	agent := Eviction{Namespace: "a", Pod: "hog-0", By: "agent"}
+	kubelet := Eviction{Namespace: "a", Pod: "hog-1", By: "kubelet"}
+	for _, tc := range []struct {
+		name     string
+		evs      []Eviction
+		verdicts map[string]string
+		want     int
+	}{
+		{"matching causes agree", []Eviction{agent, kubelet},
+			map[string]string{"a/hog-0": "EvictedByPressureAgent", "a/hog-1": "EvictedByKubelet"}, 0},
+		{"the agent's eviction called the kubelet's is a violation", []Eviction{agent},
+			map[string]string{"a/hog-0": "EvictedByKubelet"}, 1},
+		{"an eviction why could not explain is a violation", []Eviction{kubelet}, map[string]string{"a/hog-1": "why: pod not found"}, 1},
+		{"an eviction why was not asked about is a violation", []Eviction{kubelet}, nil, 1},
+		{"a pod evicted twice is left to invariant 3", []Eviction{agent, agent}, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, WhyAgrees(tc.evs, tc.verdicts), tc.want, InvWhy) })
+	}
+}
