@@ -28,9 +28,11 @@ const (
 	kubeletThreshold = "200Mi"
 	// releaseNS and release are the chart's release; janitorTTL is the chart's default janitor.ttl and
 	// janitorReplicas its default janitor.replicas.
-	releaseNS       = "pressure-system"
-	release         = "pressure"
-	janitorTTL      = 10 * time.Minute
+	releaseNS  = "pressure-system"
+	release    = "pressure"
+	janitorTTL = 10 * time.Minute
+	// taintHysteresis is the chart's default agent.config loopBreaker.taintHysteresis.
+	taintHysteresis = 10 * time.Second
 	janitorReplicas = 2
 )
 

@@ -33,10 +33,12 @@ const minEpisode = 45 * time.Second
 
 // result is what one episode observed and which invariants it broke.
 type result struct {
-	Plan      Plan           `json:"plan"`
-	Started   time.Time      `json:"started"`
-	Ended     time.Time      `json:"ended"`
-	Calm      bool           `json:"calm"` // false: the episode hit its cap
+	Plan    Plan      `json:"plan"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Calm    bool      `json:"calm"` // false: the episode hit its cap
+	// ProbeTook is how long an unrelated pod created at calm took to run (-1: not within probeWait).
+	ProbeTook Duration       `json:"probeTook"`
 	FaultDid  string         `json:"faultDid,omitempty"`
 	FaultErr  string         `json:"faultErr,omitempty"`
 	Evictions []Eviction     `json:"evictions"`
@@ -92,6 +94,10 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	}
 	r.Calm = c.waitCalm(ctx, ns, r.Started.Add(minFor), r.Started.Add(cap))
 	<-done
+	r.ProbeTook = -1
+	if r.Calm {
+		r.ProbeTook = Duration(c.probe(ctx, ns))
+	}
 	r.Ended = time.Now()
 	if err := c.observe(ctx, &r, mark, oomBefore, seen); err != nil {
 		return r, err
@@ -111,6 +117,7 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	out = append(out, PDBKept(pdb, r.Evictions)...)
 	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
 	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL)...)
+	out = append(out, SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), taintHysteresis)...)
 	return out
 }
 
@@ -362,4 +369,27 @@ func (c *soakCluster) why(ctx context.Context, evs []Eviction) map[string]string
 		}
 	}
 	return out
+}
+
+// probeWait bounds how long probe waits.
+const probeWait = time.Minute
+
+// probe creates an unrelated BestEffort pod in ns and returns how long it took to run, or -1 when it
+// did not within probeWait.
+func (c *soakCluster) probe(ctx context.Context, ns string) time.Duration {
+	start := time.Now()
+	if _, err := c.client.CoreV1().Pods(ns).Create(ctx, pod(ns, Workload{Name: "probe", Args: []string{"sleep"}}), metav1.CreateOptions{}); err != nil {
+		return -1
+	}
+	for time.Since(start) < probeWait && ctx.Err() == nil {
+		p, err := c.client.CoreV1().Pods(ns).Get(ctx, "probe", metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			return time.Since(start)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return -1
 }

@@ -17,6 +17,7 @@ const (
 	InvNoDoubleEviction  = "3 no pod evicted twice"
 	InvPDBKept           = "3 no PDB broken by the agent's (soft) evictions"
 	InvWhy               = "4 kubectl pressure why gives each evicted pod the right verdict"
+	InvSchedulesAgain    = "6 a calm node schedules an unrelated pod within the taint's hysteresis plus 20 s"
 	InvShellsCollected   = "5 no Evicted shell older than the janitor's TTL plus a minute"
 	InvEvidence          = "5 an evidence Event for each collected shell"
 	InvFlat              = "7 RSS, goroutines and ledger size flat over the second half"
@@ -26,7 +27,7 @@ const (
 // Invariants are every invariant name, in the order: the report counts each.
 func Invariants() []string {
 	return []string{InvNoForeignOOMKill, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
-		InvShellsCollected, InvEvidence, InvFlat, InvNoRestarts}
+		InvShellsCollected, InvEvidence, InvSchedulesAgain, InvFlat, InvNoRestarts}
 }
 
 // Violation is one broken invariant, with what broke it.
@@ -235,4 +236,23 @@ func WhyAgrees(evs []Eviction, verdicts map[string]string) []Violation {
 		}
 	}
 	return out
+}
+
+// SchedulesAgain is invariant 6: once the episode's node was calm, an unrelated pod created then ran
+// within the loop breaker's taint hysteresis (the chart's default loopBreaker.taintHysteresis, 10 s)
+// plus 20 s for the agent's sync, the scheduler and the container's start. took < 0 means it never
+// ran within the wait; a capped episode (not calm) is not judged.
+func SchedulesAgain(calm bool, took, hysteresis time.Duration) []Violation {
+	if !calm {
+		return nil
+	}
+	promise := hysteresis + 20*time.Second
+	if took < 0 || took > promise {
+		what := "did not run"
+		if took >= 0 {
+			what = "ran after " + took.Round(time.Millisecond).String()
+		}
+		return []Violation{{InvSchedulesAgain, fmt.Sprintf("the probe pod %s, want within %s", what, promise)}}
+	}
+	return nil
 }

@@ -177,3 +177,22 @@ func TestWhyAgrees(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { wantViolations(t, WhyAgrees(tc.evs, tc.verdicts), tc.want, InvWhy) })
 	}
 }
+
+func TestSchedulesAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		calm bool
+		took time.Duration
+		want int
+	}{
+		{"a probe running soon after calm keeps the promise", true, 3 * time.Second, 0},
+		{"a probe running just within the promise keeps it", true, 30 * time.Second, 0},
+		{"a probe running late is a violation", true, 31 * time.Second, 1},
+		{"a probe never running is a violation", true, -1, 1},
+		{"a capped episode is not judged", false, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, SchedulesAgain(tc.calm, tc.took, 10*time.Second), tc.want, InvSchedulesAgain)
+		})
+	}
+}
