@@ -61,8 +61,7 @@ func (r *report) add(t *testing.T, res result, err error) {
 		for _, v := range res.Violations {
 			t.Errorf("episode %d of seed %d: %s", p.Episode, p.Seed, v)
 		}
-		t.Logf("episode %d of seed %d failed: artefacts kept in %s; rerun it alone with make soak SEED=%d FIRST=%d EPISODES=1",
-			p.Episode, p.Seed, dir, p.Seed, p.Episode)
+		t.Logf("episode %d of seed %d failed: artefacts kept in %s; rerun it alone with %s", p.Episode, p.Seed, dir, r.cfg.rerun(p.Episode))
 		return
 	}
 	_ = os.RemoveAll(dir)

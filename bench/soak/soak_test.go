@@ -20,6 +20,7 @@ import (
 //	SOAK_FIRST     first episode number (default 0): SOAK_FIRST=e SOAK_EPISODES=1 reruns episode e alone
 //	SOAK_FAULTS    fault kinds to draw from: all (default), none, or a list (ParseFaults)
 //	SOAK_FAULT_CHANCE  probability of a fault per episode in a long run (default 0.5)
+//	SOAK_FAULT_EPISODE the only episode with a fault (the short version's 1; set: -1, by the chance)
 //	SOAK_CAP       an episode's cap (default 150s)
 //	SOAK_OUT       output directory (default: a new pressure-soak-SEED-* under the temp dir)
 type config struct {
@@ -49,8 +50,10 @@ func configFromEnv() (config, error) {
 		if c.first, err = strconv.Atoi(v); err != nil || c.first < 0 {
 			return c, fmt.Errorf("SOAK_FIRST %q: want a number >= 0", v)
 		}
-		if c.draw.FaultEpisode >= 0 {
-			c.draw.FaultEpisode = -1 // a rerun draws each episode's fault as the long run did
+	}
+	if v := os.Getenv("SOAK_FAULT_EPISODE"); v != "" {
+		if c.draw.FaultEpisode, err = strconv.Atoi(v); err != nil || c.draw.FaultEpisode < -1 {
+			return c, fmt.Errorf("SOAK_FAULT_EPISODE %q: want an episode number, or -1 (each episode by SOAK_FAULT_CHANCE)", v)
 		}
 	}
 	if c.draw.Faults, err = ParseFaults(os.Getenv("SOAK_FAULTS")); err != nil {
@@ -102,7 +105,7 @@ func TestSoak(t *testing.T) {
 		r, err := c.episode(ctx, s, p, cfg.cap, seen)
 		rep.add(t, r, err)
 		if err != nil && ctx.Err() == nil {
-			t.Fatalf("episode %d of seed %d: %v (rerun alone: make soak SEED=%d FIRST=%d EPISODES=1)", e, cfg.seed, err, cfg.seed, e)
+			t.Fatalf("episode %d of seed %d: %v (rerun alone: %s)", e, cfg.seed, err, cfg.rerun(e))
 		}
 	}
 	if ctx.Err() != nil {
@@ -120,4 +123,9 @@ func TestSoak(t *testing.T) {
 	if !rep.failed && !t.Failed() && cfg.out == "" {
 		_ = os.RemoveAll(out) // the short version's artefacts: the summary is in the log above
 	}
+}
+
+// rerun is the command that reruns episode e of the run alone.
+func (c config) rerun(e int) string {
+	return fmt.Sprintf("make soak SEED=%d FIRST=%d EPISODES=1 FAULT_EPISODE=%d", c.seed, e, c.draw.FaultEpisode)
 }
