@@ -108,7 +108,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	return r, c.clear(ctx, p)
 }
 
-// checkEpisode runs the per-episode invariants (1, 3 and 5) on r.
+// checkEpisode runs the per-episode invariants (1, 3, 4, 5 and 6) on r.
 func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	var out []Violation
 	out = append(out, NoForeignOOMKill(r.Kills, podsCgroup, r.OOMCounterRise)...)
