@@ -128,3 +128,26 @@ func podSpec(w Workload, restart corev1.RestartPolicy) corev1.PodSpec {
 	s.Containers = []corev1.Container{c}
 	return s
 }
+
+// probeWait bounds how long probe waits.
+const probeWait = time.Minute
+
+// probe creates an unrelated BestEffort pod in ns and returns how long it took to run, or -1 when it
+// did not within probeWait.
+func (c *soakCluster) probe(ctx context.Context, ns string) time.Duration {
+	start := time.Now()
+	if _, err := c.client.CoreV1().Pods(ns).Create(ctx, pod(ns, Workload{Name: "probe", Args: []string{"sleep"}}), metav1.CreateOptions{}); err != nil {
+		return -1
+	}
+	for time.Since(start) < probeWait && ctx.Err() == nil {
+		p, err := c.client.CoreV1().Pods(ns).Get(ctx, "probe", metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			return time.Since(start)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return -1
+}

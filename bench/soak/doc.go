@@ -9,7 +9,7 @@
 //     Deployment and at most one fault at a random moment. Episode e of seed S draws from
 //     rand.NewPCG(S, e) alone, so one episode reruns alone (SOAK_FIRST=e SOAK_EPISODES=1).
 //   - The checks (invariants.go, resources.go) are pure functions over what an episode observed (items
-//     1, 3 to 7 of the issue; not 2, simulate on a recording of the episode); each
+//     1 to 7 of the issue; 2, simulate on the episode's recording, on episodes without a fault); each
 //     returns Violations naming the invariant of the issue they belong to.
 //   - TestSoak (soak_test.go) runs the episodes. Without SOAK_EPISODES it is the short version that
 //     `make test` runs: 3 episodes, one fault. `make soak EPISODES=N SEED=S` runs a longer one.

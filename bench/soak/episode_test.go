@@ -1,9 +1,7 @@
 package soak
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,12 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/cli"
 	"github.com/kube-pressure/pressure/internal/evidence"
-	"github.com/kube-pressure/pressure/internal/why"
 	"github.com/kube-pressure/pressure/test/evictaudit"
 	"github.com/kube-pressure/pressure/test/oomkill"
 )
@@ -47,6 +42,10 @@ type result struct {
 	OOMCounterRise int      `json:"oomCounterRise"`
 	Shells         []Shell  `json:"shells"`
 	Collected      []string `json:"collected"`
+	// Predicted are the pods simulate on the recording has pressure-agent evict; RecordErr is why there
+	// is no prediction.
+	Predicted []string `json:"predicted"`
+	RecordErr string   `json:"recordErr,omitempty"`
 	// Why maps namespace/pod of each evicted pod to the cause `kubectl pressure why` gave (or its error).
 	Why        map[string]string `json:"why"`
 	Violations []Violation       `json:"violations"`
@@ -55,7 +54,9 @@ type result struct {
 // episode runs p: creates its namespace and workloads, injects its fault, waits for calm (or cap),
 // observes, checks the episode's invariants, and removes its running pods (the Evicted shells stay
 // for the janitor). seen holds the shells seen so far over the run (namespace/pod), updated.
-func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.Duration, seen map[string]bool) (result, error) {
+// The recording (kubectl pressure record, every second) goes to dir/recording, which the report keeps
+// for a failing episode only.
+func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.Duration, seen map[string]bool, dir string) (result, error) {
 	ns := p.Namespace()
 	r := result{Plan: p}
 	mark, err := oomkill.Mark()
@@ -66,7 +67,13 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	if err != nil {
 		return r, err
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, fmt.Errorf("episode directory: %w", err)
+	}
+	recording := filepath.Join(dir, "recording")
+	stopRecording := c.record(ctx, recording, cap+5*time.Minute)
 	if err := c.create(ctx, p); err != nil {
+		_ = stopRecording()
 		return r, err
 	}
 	s.setPDBNamespace(ns)
@@ -99,6 +106,11 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 		r.ProbeTook = Duration(c.probe(ctx, ns))
 	}
 	r.Ended = time.Now()
+	if err := stopRecording(); err != nil {
+		r.RecordErr = err.Error()
+	} else if r.Predicted, err = c.predictAgent(ctx, recording); err != nil {
+		r.RecordErr = err.Error()
+	}
 	if err := c.observe(ctx, &r, mark, oomBefore, seen); err != nil {
 		return r, err
 	}
@@ -108,10 +120,14 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	return r, c.clear(ctx, p)
 }
 
-// checkEpisode runs the per-episode invariants (1, 3, 4, 5 and 6) on r.
+// checkEpisode runs the per-episode invariants (1 to 6) on r; 2 only when the recording and simulate
+// worked (else RecordErr says why).
 func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	var out []Violation
 	out = append(out, NoForeignOOMKill(r.Kills, podsCgroup, r.OOMCounterRise)...)
+	if r.RecordErr == "" {
+		out = append(out, SimulateAgrees(r.Evictions, r.Predicted, r.Plan.Fault != nil)...)
+	}
 	out = append(out, NoCriticalEvicted(r.Evictions)...)
 	out = append(out, NoPodEvictedTwice(r.Evictions)...)
 	out = append(out, PDBKept(pdb, r.Evictions)...)
@@ -345,51 +361,4 @@ func oomKillCount(dir string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: no oom_kill line", path)
-}
-
-// why runs `kubectl pressure why -o json` (in process, as the e2e tests do) on each evicted pod.
-func (c *soakCluster) why(ctx context.Context, evs []Eviction) map[string]string {
-	out := map[string]string{}
-	for _, e := range evs {
-		k := e.Namespace + "/" + e.Pod
-		if _, done := out[k]; done {
-			continue
-		}
-		var stdout, stderr bytes.Buffer
-		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
-		err := cli.Run(ctx, streams, []string{"--kubeconfig", c.cp.Kubeconfig(), "why", e.Pod, "-n", e.Namespace, "-o", "json"})
-		var v why.Verdict
-		switch {
-		case err != nil:
-			out[k] = fmt.Sprintf("error: %v: %s", err, strings.TrimSpace(stderr.String()))
-		case json.Unmarshal(stdout.Bytes(), &v) != nil:
-			out[k] = "not JSON: " + stdout.String()
-		default:
-			out[k] = string(v.Cause)
-		}
-	}
-	return out
-}
-
-// probeWait bounds how long probe waits.
-const probeWait = time.Minute
-
-// probe creates an unrelated BestEffort pod in ns and returns how long it took to run, or -1 when it
-// did not within probeWait.
-func (c *soakCluster) probe(ctx context.Context, ns string) time.Duration {
-	start := time.Now()
-	if _, err := c.client.CoreV1().Pods(ns).Create(ctx, pod(ns, Workload{Name: "probe", Args: []string{"sleep"}}), metav1.CreateOptions{}); err != nil {
-		return -1
-	}
-	for time.Since(start) < probeWait && ctx.Err() == nil {
-		p, err := c.client.CoreV1().Pods(ns).Get(ctx, "probe", metav1.GetOptions{})
-		if err == nil && p.Status.Phase == corev1.PodRunning {
-			return time.Since(start)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	return -1
 }

@@ -16,6 +16,7 @@ const (
 	InvNoCriticalEvicted = "3 no critical pod evicted"
 	InvNoDoubleEviction  = "3 no pod evicted twice"
 	InvPDBKept           = "3 no PDB broken by the agent's (soft) evictions"
+	InvSimulate          = "2 kubectl pressure simulate on the episode's recording names the agent's victims"
 	InvWhy               = "4 kubectl pressure why gives each evicted pod the right verdict"
 	InvSchedulesAgain    = "6 a calm node schedules an unrelated pod within the taint's hysteresis plus 20 s"
 	InvShellsCollected   = "5 no Evicted shell older than the janitor's TTL plus a minute"
@@ -26,7 +27,7 @@ const (
 
 // Invariants are every invariant name, in the issue's order: the report counts each.
 func Invariants() []string {
-	return []string{InvNoForeignOOMKill, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
+	return []string{InvNoForeignOOMKill, InvSimulate, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
 		InvShellsCollected, InvEvidence, InvSchedulesAgain, InvFlat, InvNoRestarts}
 }
 
@@ -255,4 +256,41 @@ func SchedulesAgain(calm bool, took, hysteresis time.Duration) []Violation {
 		return []Violation{{InvSchedulesAgain, fmt.Sprintf("the probe pod %s, want within %s", what, promise)}}
 	}
 	return nil
+}
+
+// SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests) are
+// the pods `kubectl pressure simulate` on the episode's recording has pressure-agent evict (predicted,
+// namespace/pod), as sets. An episode with a fault is not judged: the simulator does not model an API
+// outage, a killed agent or a corrupted ledger.
+func SimulateAgrees(evs []Eviction, predicted []string, faulted bool) []Violation {
+	if faulted {
+		return nil
+	}
+	real := map[string]bool{}
+	for _, e := range evs {
+		if e.By == "agent" {
+			real[e.Namespace+"/"+e.Pod] = true
+		}
+	}
+	sim := map[string]bool{}
+	for _, p := range predicted {
+		sim[p] = true
+	}
+	var missed, extra []string
+	for k := range real {
+		if !sim[k] {
+			missed = append(missed, k)
+		}
+	}
+	for k := range sim {
+		if !real[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(missed)+len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(missed)
+	slices.Sort(extra)
+	return []Violation{{InvSimulate, fmt.Sprintf("the agent evicted %v that simulate does not predict, simulate predicts %v that it did not evict", missed, extra)}}
 }

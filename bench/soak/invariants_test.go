@@ -196,3 +196,22 @@ func TestSchedulesAgain(t *testing.T) {
 		})
 	}
 }
+
+func TestSimulateAgrees(t *testing.T) {
+	evs := []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"}}
+	for _, tc := range []struct {
+		name      string
+		predicted []string
+		faulted   bool
+		want      int
+	}{
+		{"the same victims agree", []string{"a/hog-0"}, false, 0},
+		{"a victim simulate does not predict is a violation", nil, false, 1},
+		{"a victim only simulate predicts is a violation", []string{"a/hog-0", "a/steady-burstable"}, false, 1},
+		{"an episode with a fault is not judged", nil, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, SimulateAgrees(evs, tc.predicted, tc.faulted), tc.want, InvSimulate)
+		})
+	}
+}

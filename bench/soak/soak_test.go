@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -102,7 +103,7 @@ func TestSoak(t *testing.T) {
 	seen := map[string]bool{}
 	for e := cfg.first; e < cfg.first+cfg.episodes && ctx.Err() == nil; e++ {
 		p := Draw(cfg.seed, e, cfg.draw)
-		r, err := c.episode(ctx, s, p, cfg.cap, seen)
+		r, err := c.episode(ctx, s, p, cfg.cap, seen, filepath.Join(out, fmt.Sprintf("episode-%d", e)))
 		rep.add(t, r, err)
 		if err != nil && ctx.Err() == nil {
 			t.Fatalf("episode %d of seed %d: %v (rerun alone: %s)", e, cfg.seed, err, cfg.rerun(e))
