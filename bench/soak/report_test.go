@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,8 +23,8 @@ func outDir(cfg config) (string, error) {
 }
 
 // report collects the episodes' results and writes the artefacts: each failing episode's directory
-// (episode-N: its plan, what it observed, its violations), resources.json (every sampled series) and
-// summary.md.
+// (episode-N: its plan, what it observed, its violations, its recording), resources.json (every sampled
+// series), resources.svg (their plot) and summary.md.
 type report struct {
 	cfg     config
 	out     string
@@ -88,6 +89,12 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 		t.Errorf("seed %d, over the run: %s", r.cfg.seed, v)
 	}
 	if err := writeJSON(filepath.Join(r.out, "resources.json"), series); err != nil {
+		t.Error(err)
+	}
+	var svg bytes.Buffer
+	if err := Plot(&svg, series); err != nil {
+		t.Error(err)
+	} else if err := os.WriteFile(filepath.Join(r.out, "resources.svg"), svg.Bytes(), 0o644); err != nil {
 		t.Error(err)
 	}
 	text := r.markdown(series, restarts, len(collected))
