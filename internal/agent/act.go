@@ -77,9 +77,7 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 	if contact(res) == policy.ContactUnavailable {
 		a.Log.Warn("api unavailable, backing off", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "err", firstErr(res))
 	}
-	if res.Outcome != actuate.OutcomeInFlight {
-		a.Metrics.evictions.WithLabelValues(req.Signal, pathOf(res), string(res.Outcome)).Inc()
-	}
+	a.Metrics.evictions.WithLabelValues(req.Signal, pathOf(res), string(res.Outcome)).Inc()
 	if res.Outcome == actuate.OutcomeFailed {
 		a.Metrics.errors.WithLabelValues(stageEvict).Inc()
 	}
@@ -160,7 +158,6 @@ func request(ev policy.Eviction, p *corev1.Pod) actuate.Request {
 		Created:            p.CreationTimestamp.Time,
 		GracePeriodSeconds: ev.Grace.Effective,
 		Hard:               ev.Hard,
-		Terminating:        p.DeletionTimestamp != nil,
 		Signal:             string(ev.Signal),
 		Observed:           ev.ObservedText,
 		Threshold:          ev.ThresholdText,

@@ -58,7 +58,6 @@ type MoveKind string
 
 // Moves.
 const (
-	MoveSkip   MoveKind = "skip"    // the pod is terminating or in flight: request nothing
 	MoveDryRun MoveKind = "dry-run" // write a "would evict" event, nothing else
 	MoveAvoid  MoveKind = "avoid"   // publish the owner's avoidance of the node (report Avoided)
 	MoveWait   MoveKind = "wait"    // wait Move.Wait (report Waited)
@@ -86,8 +85,9 @@ type Attempt struct {
 // Escalation is the ladder state of one pod's eviction. The zero value with Hard set (or not) is a ladder
 // not started.
 type Escalation struct {
-	// Hard reports a hard threshold; Skip a pod terminating or already in flight.
-	Hard, Skip bool
+	// Hard reports a hard threshold. A pod terminating or already in flight never gets a ladder: the
+	// policy does not plan it (InFlightRule).
+	Hard bool
 	// Killer reports that the shell can kill on the node (a cgroup killer is configured).
 	Killer bool
 	// Attempts are the rungs tried, in order.
@@ -139,8 +139,6 @@ func (e *Escalation) Carried() bool {
 // Next returns the next move of the ladder.
 func (e *Escalation) Next(cfg LadderConfig) Move {
 	switch {
-	case e.Skip:
-		return Move{Kind: MoveSkip, Why: "terminating or in flight: not requested again"}
 	case cfg.DryRun:
 		return Move{Kind: MoveDryRun, Why: "dry-run: a would-evict event only"}
 	case !e.avoided:
