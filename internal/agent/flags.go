@@ -3,7 +3,6 @@ package agent
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
@@ -41,8 +40,7 @@ func FromConfig(c *agentcfg.Config) Config {
 		CgroupRoot: p.CgroupRoot, ProcRoot: p.ProcRoot,
 		NodefsPath: p.KubeletRootDir, ImagefsPath: p.ImageFsDir, PodLogsDir: p.PodLogsDir, PodsDir: p.KubeletPodsDir,
 		PodDiskWalk: podfs.Limits{MaxEntries: p.PodDiskWalkMaxEntries, MaxDuration: p.PodDiskWalkTimeout},
-		Ladder: actuate.LadderConfig{PDBFallbackWait: c.Ladder.PDBFallbackWait, AllowDelete: c.Ladder.AllowDelete,
-			AllowCgroupKill: c.Ladder.AllowCgroupKill, DryRun: c.DryRun, AvoidanceSettle: actuate.DefaultAvoidanceSettle},
+		Ladder:      c.LadderConfig(),
 		Ledger: loopbreaker.LedgerPolicy{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
 			LoopCooldown: lb.LoopCooldown, InFlight: pc.InFlight()},
 		LoopBreaker: lb.Enabled, TaintKey: lb.TaintKey,
