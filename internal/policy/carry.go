@@ -26,3 +26,24 @@ func KillUnlisted(ev Eviction) bool { return ev.Hard }
 // settlements and the avoidances' expiry) at now: inside the API backoff, asking would only wait for the
 // same unavailable API.
 func (p *Plan) WritesHeld(now time.Time) bool { return now.Before(p.APIBackoffUntil) }
+
+// ProtectedOOMScoreAdj is the kubelet's oom_score_adj for the processes of Guaranteed and node-critical
+// containers (qos.guaranteedOOMScoreAdj; the pause container has -998).
+const ProtectedOOMScoreAdj = -997
+
+// UnlistedCandidate reports whether a pod found only in the node's cgroup tree (the pod list is not
+// synced) may be a candidate, from its QoS cgroup ("besteffort", "burstable" or "guaranteed") and the
+// oom_score_adj of its processes: BestEffort and Burstable pods none of whose processes the kubelet
+// protects from the kernel's OOM killer. Without the API a critical pod cannot be told from another;
+// the kernel's view is the one the agent has.
+func UnlistedCandidate(qos string, oomScoreAdj []int) bool {
+	if qos != "besteffort" && qos != "burstable" {
+		return false
+	}
+	for _, adj := range oomScoreAdj {
+		if adj == ProtectedOOMScoreAdj {
+			return false
+		}
+	}
+	return true
+}

@@ -30,3 +30,24 @@ func TestCarryingAPlanOut(t *testing.T) {
 		}
 	}
 }
+
+func TestUnlistedCandidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		qos  string
+		adj  []int
+		want bool
+	}{
+		{"a BestEffort pod found only in the cgroup tree is a candidate", "besteffort", []int{1000}, true},
+		{"a Burstable pod whose processes are not protected is a candidate", "burstable", []int{999, 500}, true},
+		{"a Guaranteed pod is never a candidate", "guaranteed", []int{-997}, false},
+		{"a pod with a process the kubelet protects from the OOM killer is not a candidate", "burstable", []int{999, ProtectedOOMScoreAdj}, false},
+		{"a pod whose processes are not known yet is judged by its QoS class", "besteffort", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := UnlistedCandidate(tc.qos, tc.adj); got != tc.want {
+				t.Errorf("UnlistedCandidate(%q, %v) = %v, want %v", tc.qos, tc.adj, got, tc.want)
+			}
+		})
+	}
+}
