@@ -89,20 +89,14 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 	return res
 }
 
-// contact says what the ladder's API calls learned about the API server: an attempt that found it
-// unreachable (or "try later") is unavailable even when a later rung (the cgroup kill) succeeded; else
-// any API attempt is an answer.
+// contact is what the ladder's attempts learned about the API server, by the policy's rule
+// (policy.Contacted).
 func contact(res actuate.Result) policy.Contact {
-	c := policy.ContactNone
+	attempts := make([]policy.Attempt, 0, len(res.Attempts))
 	for _, at := range res.Attempts {
-		switch {
-		case at.Outcome == actuate.OutcomeUnavailable:
-			return policy.ContactUnavailable
-		case at.Rung == actuate.RungEviction || at.Rung == actuate.RungDelete:
-			c = policy.ContactAnswered
-		}
+		attempts = append(attempts, policy.Attempt{Rung: at.Rung, Result: policy.Result(at.Outcome)})
 	}
-	return c
+	return policy.Contacted(attempts)
 }
 
 func firstErr(res actuate.Result) error {

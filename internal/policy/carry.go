@@ -10,6 +10,22 @@ import "time"
 // dead API; their outcome is ResultNotAttempted, which gives the pods and their tokens back).
 func CarryOn(c Contact) bool { return c != ContactUnavailable }
 
+// Contacted says what one ladder's attempts learned about the API server: an attempt that found it
+// unavailable (unreachable, or "try later") makes it unavailable even when a later rung (the cgroup
+// kill) succeeded; else any Eviction API or DELETE attempt is an answer; no API attempt, nothing.
+func Contacted(attempts []Attempt) Contact {
+	c := ContactNone
+	for _, at := range attempts {
+		switch {
+		case at.Result == ResultUnavailable:
+			return ContactUnavailable
+		case at.Rung == RungEviction || at.Rung == RungDelete:
+			c = ContactAnswered
+		}
+	}
+	return c
+}
+
 // KillAfter reports whether a planned trend kill follows its pod's eviction whose ladder ended on rung
 // with result: not when the ladder's own cgroup kill ended the pod, nor when the pod was gone already.
 func KillAfter(rung Rung, result Result) bool {

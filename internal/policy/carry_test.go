@@ -51,3 +51,26 @@ func TestUnlistedCandidate(t *testing.T) {
 		})
 	}
 }
+
+func TestContacted(t *testing.T) {
+	unreachable := Attempt{Rung: RungEviction, Result: ResultUnavailable}
+	refused := Attempt{Rung: RungEviction, Result: ResultRefused}
+	for _, tc := range []struct {
+		name     string
+		attempts []Attempt
+		want     Contact
+	}{
+		{"no attempt learns nothing of the API", nil, ContactNone},
+		{"an Eviction API refusal is an answer", []Attempt{refused}, ContactAnswered},
+		{"a DELETE accepted is an answer", []Attempt{refused, refused, {Rung: RungDelete, Result: ResultEvicted}}, ContactAnswered},
+		{"an unreachable API is unavailable even when the cgroup kill then succeeded",
+			[]Attempt{unreachable, {Rung: RungCgroupKill, Result: ResultKilled}}, ContactUnavailable},
+		{"a cgroup kill alone says nothing of the API", []Attempt{{Rung: RungCgroupKill, Result: ResultKilled}}, ContactNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Contacted(tc.attempts); got != tc.want {
+				t.Errorf("Contacted(%v) = %q, want %q", tc.attempts, got, tc.want)
+			}
+		})
+	}
+}
