@@ -41,13 +41,14 @@
 //
 // The escalation of one eviction (avoidance settle, PDB fallback wait, DELETE, cgroup kill) is the
 // policy's (policy.Escalation); actuate.Ladder only carries out its moves. So is in flight, one rule
-// with one lifetime (policy.InFlightRule): the ledger stores, the policy decides. So are
-// the rules across a plan's actions: the rest of the evictions wait once the API is found unavailable
-// (policy.CarryOn), a kill is skipped when the eviction ended the pod (policy.KillAfter), an unlisted
-// pod is killed only under a hard threshold (policy.KillUnlisted), and writes wait out the API backoff
-// (Plan.WritesHeld), and which pods found only in the cgroup tree are unlisted candidates
-// (policy.UnlistedCandidate; unlisted.go reads the cgroup tree and the processes' oom_score_adj).
-// What is still decided outside internal/policy is listed in docs/decisions/0004-policy-owns-the-lifecycle.md.
+// with one lifetime (policy.InFlightRule): the ledger stores, the policy decides. So are the rules
+// across a plan's actions: the rest of the evictions wait once the API is found unavailable
+// (policy.CarryOn, on what the attempts learned of the API: policy.Contacted), a kill is skipped when
+// the eviction ended the pod (policy.KillAfter), an unlisted pod is killed only under a hard threshold
+// (policy.KillUnlisted), writes wait out the API backoff (Plan.WritesHeld), and which pods found only
+// in the cgroup tree are unlisted candidates (policy.UnlistedCandidate; unlisted.go only reads the
+// cgroup tree and the processes' oom_score_adj). What is still decided outside internal/policy is
+// listed in docs/decisions/0004-policy-owns-the-lifecycle.md.
 //
 // Time comes from an injected clock.WithTicker; the package never calls time.Now or time.Sleep.
 package agent

@@ -63,7 +63,7 @@
 // leads to the cgroup kill (AllowCgroupKill). Foresee runs the same ladder against an API whose answers
 // are known (PDBRefuses, APIAccepts): the simulator runs it for every planned eviction, and IfRefused
 // (the moves after a refusal) is what explain shows. carry.go holds the rules across a plan's actions
-// (CarryOn, KillAfter, KillUnlisted, UnlistedCandidate, Plan.WritesHeld).
+// (CarryOn, Contacted, KillAfter, KillUnlisted, UnlistedCandidate, Plan.WritesHeld).
 //
 // In flight (inflight.go) is one rule with one lifetime, InFlightRule (Config.InFlight, InFlightTTL): an
 // eviction is in flight from its request until its pod leaves the pod list, a pod still listed and not
