@@ -18,6 +18,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Node-side level-1 tests (taint, ledger, dry-run, events, owners); see cluster_test.go.
@@ -98,17 +99,16 @@ func testLedgerPersistence(e *env) {
 		Rung: string(RungEviction), At: now}); err != nil {
 		e.t.Fatal(err)
 	}
-	// A restarted agent: a new ledger from the node, and a ladder using it.
+	// A restarted agent: a new ledger from the node. The policy reads its unsettled eviction as in flight
+	// (policy.Input.InFlight), so it does not plan the pod again (policy's TestInFlightRule).
 	second, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if !second.InFlight(p.UID, now.Add(time.Second)) {
+	in, _ := policy.NewInput(policy.Read{Now: now.Add(time.Second), Ledger: loopbreaker.PolicyLedger(second.Entries())})
+	if len(in.InFlight) != 1 || in.InFlight[0].UID != string(p.UID) ||
+		!policy.DefaultConfig().InFlight().Holds(in.InFlight[0].At, now.Add(time.Second), policy.PodListed) {
 		e.t.Errorf("the reloaded ledger lost the eviction in flight: %+v", second.Entries())
-	}
-	res, _ := e.ladder(LadderConfig{}, second).Evict(e.ctx, req(p, true, 1))
-	if res.Outcome != OutcomeInFlight || len(res.Attempts) != 0 {
-		e.t.Errorf("second request: %+v, want in-flight without an API call", res)
 	}
 	e.assertUntouched(ns, "worker")
 	loop, ok, err := second.Record(e.ctx, loopbreaker.Entry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: workload,

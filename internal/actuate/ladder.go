@@ -36,7 +36,8 @@ type Ladder struct {
 	Killer PodKiller
 	// Events records pod events; nil records nothing.
 	Events *Events
-	// Ledger remembers evictions in flight; nil remembers nothing.
+	// Ledger stores the evictions carried out and the avoidances (whether one is in flight is the
+	// policy's rule, policy.InFlightRule); nil stores nothing.
 	Ledger *loopbreaker.PersistentLedger
 	Clock  clock.Clock
 	Config LadderConfig
@@ -48,8 +49,7 @@ type Ladder struct {
 // pod is in the Result.
 func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 	now := l.Clock.Now()
-	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil,
-		Skip: req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now))}
+	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil}
 	var res Result
 	var prev loopbreaker.Avoidance
 	var avoidErr error
@@ -57,9 +57,6 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		m := esc.Next(l.Config)
 		res.Why = append(res.Why, m.Why)
 		switch m.Kind {
-		case policy.MoveSkip:
-			res.Outcome = OutcomeInFlight
-			return res, nil
 		case policy.MoveDryRun:
 			if l.Events != nil {
 				l.Events.WouldEvict(req)

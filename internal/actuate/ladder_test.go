@@ -310,32 +310,6 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 	}
 }
 
-func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
-	r := newLadderRun(full)
-	store := &loopbreakertest.Store{}
-	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.ladder.Ledger = pl
-	first := r.evict(t, request(true))
-	second := r.evict(t, request(true))
-	terminating := request(true)
-	terminating.Pod.UID = "uid-other"
-	terminating.Terminating = true
-	third := r.evict(t, terminating)
-	got := []Outcome{first.Outcome, second.Outcome, third.Outcome}
-	if diff := cmp.Diff(got, []Outcome{OutcomeEvicted, OutcomeInFlight, OutcomeInFlight}); diff != "" {
-		t.Errorf("outcomes (-got +want):\n%s", diff)
-	}
-	if len(r.script.calls) != 1 {
-		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
-	}
-	if store.Saves() != 2 {
-		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.Saves())
-	}
-}
-
 // recordingParams records the avoidances published, in the order of the API calls.
 type recordingParams struct {
 	script *apiScript
@@ -457,7 +431,7 @@ func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
 	if res.Outcome != OutcomeEvicted || err != nil {
 		t.Fatalf("outcome %s, err %v; want evicted and the ledger written", res.Outcome, err)
 	}
-	if !pl.InFlight(request(true).Pod.UID, t0) {
+	if es := pl.Entries(); len(es) != 1 || es[0].UID != request(true).Pod.UID || es[0].SettledAt != nil {
 		t.Error("the ledger does not hold the eviction made while the agent stopped")
 	}
 	if store.Saves() != 2 {

@@ -31,9 +31,6 @@ type Request struct {
 	// Hard reports a hard threshold (grace period 0). Only hard evictions may fall back to DELETE and
 	// to the cgroup kill.
 	Hard bool
-	// Terminating reports that the pod already has a deletionTimestamp: its eviction is in flight and
-	// is never requested again.
-	Terminating bool
 	// Signal, Observed and Threshold describe the pressure, e.g. "memory.available", "80Mi", "100Mi".
 	Signal    string
 	Observed  string
@@ -60,14 +57,13 @@ const (
 	OutcomeUnavailable  Outcome = "unavailable"    // API unreachable, timing out or throttling: retryable
 	OutcomeFailed       Outcome = "failed"         // any other error
 	OutcomeKilled       Outcome = "killed"         // the pod's processes were SIGKILLed on the node
-	OutcomeInFlight     Outcome = "in-flight"      // the pod is already terminating or in the ledger: not requested again
 	OutcomeDryRun       Outcome = "dry-run"        // dry-run: a "would evict" event, nothing else
 )
 
 // Done reports whether the pod is (or is about to be) gone, so the agent must not act on it again.
 func (o Outcome) Done() bool {
 	switch o {
-	case OutcomeEvicted, OutcomeGone, OutcomeKilled, OutcomeInFlight:
+	case OutcomeEvicted, OutcomeGone, OutcomeKilled:
 		return true
 	}
 	return false

@@ -24,7 +24,7 @@ func TestAStoredLedgerNotReadYetIsReadBeforeTheFirstDecisionOnceThePodsAreListed
 		t.Fatal(err)
 	}
 	store.Data = b.Bytes()
-	ledger := loopbreaker.NewPendingLedger(&store, DefaultConfig("node-a").ledgerPolicy(), nil)
+	ledger := loopbreaker.NewPendingLedger(&store, DefaultConfig("node-a").Ledger, nil)
 	var calls []string
 	h.agent.Ledger = ledger
 	h.agent.Ladder = &actuate.Ladder{Evictor: &actuate.Evictor{Client: evictionAPI(&calls)}, Ledger: ledger, Clock: h.clock}

@@ -103,12 +103,12 @@ func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
 	wg.Add(1)
 	go record(second) // queues behind the first write
 
-	reads := []<-chan struct{}{within(t, 2*time.Second, "InFlight", func() {
-		if !pl.InFlight(first.UID, now) {
+	reads := []<-chan struct{}{within(t, 2*time.Second, "Entries", func() {
+		if !unsettled(pl.Entries(), first.UID) {
 			t.Error("the first eviction is not in flight in memory while its write is paused")
 		}
 		// The second Record changes memory as soon as its goroutine runs, although its write must wait.
-		for deadline := time.Now().Add(time.Second); !pl.InFlight(second.UID, now.Add(time.Second)); {
+		for deadline := time.Now().Add(time.Second); !unsettled(pl.Entries(), second.UID); {
 			if time.Now().After(deadline) {
 				t.Error("the second eviction is not in flight in memory while the first write is paused")
 				return
@@ -169,8 +169,8 @@ func testReadNotBlockedBySlowLoad(t *testing.T, rn realNode) {
 	loaded := make(chan error, 1)
 	go func() { loaded <- pl.Load(ctx) }()
 	<-pause.entered // the GET of the stored ledger is paused
-	done := within(t, 2*time.Second, "InFlight", func() {
-		if !pl.InFlight(e.UID, now) {
+	done := within(t, 2*time.Second, "Entries", func() {
+		if !unsettled(pl.Entries(), e.UID) {
 			t.Error("the eviction recorded before the load is not in flight")
 		}
 	})

@@ -5,7 +5,9 @@
 //     ...), keeps the owners' avoidances of the node (new pods of an Avoidable owner avoid the node for
 //     the cooldown after an eviction), and detects an eviction loop (an evicted pod created after an
 //     earlier eviction of its owner here: a replacement that came back), which extends the avoidance.
-//     It is pure: time is an argument. PersistentLedger keeps it in an annotation on the Node object
+//     It is pure: time is an argument. It stores whether each eviction settled; whether one is still in
+//     flight is the policy's rule (policy.InFlightRule, carried in LedgerPolicy.InFlight for pruning),
+//     read through PolicyLedger. PersistentLedger keeps it in an annotation on the Node object
 //     (LedgerAnnotation), so a restarted agent knows which evictions it already carried out, and
 //     publishes the avoidances through an AvoidanceWriter. Its mutex only guards memory: writes (and
 //     Load's read) go to the API outside it, so a reader never waits for the API server.

@@ -16,14 +16,14 @@ func ExampleLedger() {
 	t0 := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 	l.Record(loopbreaker.Entry{UID: "p1", Namespace: "shop", Name: "web-1", Owner: web, Signal: "memory.available", At: t0})
 
-	fmt.Println("in flight:", l.InFlight("p1", t0.Add(time.Second)))
+	fmt.Println("settled:", l.Entries()[0].SettledAt != nil)
 	fmt.Println("avoid until:", l.Avoidance(web).Until.Format(time.TimeOnly))
 	loop, ok := l.Record(loopbreaker.Entry{UID: "p2", Namespace: "shop", Name: "web-2", Owner: web, Signal: "memory.available",
 		At: t0.Add(7 * time.Minute), Created: t0.Add(time.Second)})
 	fmt.Println("loop:", ok, loop.Owner, loop.Since, loop.Evictions)
 	fmt.Println("avoid until:", loop.Until.Format(time.TimeOnly))
 	// Output:
-	// in flight: true
+	// settled: false
 	// avoid until: 15:05:00
 	// loop: true ReplicaSet/shop/web-5d8f 7m0s 2
 	// avoid until: 15:37:00

@@ -7,16 +7,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Ledger defaults.
 const (
-	DefaultLoopWindow      = 10 * time.Minute
-	DefaultLoopCooldown    = 5 * time.Minute
-	DefaultLoopEvictions   = 2
-	DefaultLoopAvoidance   = 30 * time.Minute
-	DefaultInFlightTimeout = 10 * time.Minute
-	DefaultLedgerEntries   = 64
+	DefaultLoopWindow    = 10 * time.Minute
+	DefaultLoopCooldown  = 5 * time.Minute
+	DefaultLoopEvictions = 2
+	DefaultLoopAvoidance = 30 * time.Minute
+	DefaultLedgerEntries = 64
 )
 
 // LedgerPolicy sets the ledger's windows. Zero fields take the defaults above.
@@ -31,9 +31,10 @@ type LedgerPolicy struct {
 	LoopEvictions int
 	// LoopCooldown: how long the owner's new pods avoid the node after a loop (the escalation).
 	LoopCooldown time.Duration
-	// InFlightTimeout: an eviction not settled (pod still listed) after this long no longer blocks a new
-	// request for the same UID, so a lost eviction cannot pin a pod forever.
-	InFlightTimeout time.Duration
+	// InFlight is the policy's in-flight rule (policy.Config.InFlight): an entry not settled is kept
+	// while it holds, whatever its age, so that a restarted agent still counts the eviction in flight.
+	// The ledger stores; whether an entry is in flight is the policy's to say (policy.Input.InFlight).
+	InFlight policy.InFlightRule
 	// MaxEntries bounds the ledger (and the annotation that stores it); the oldest entries go first.
 	// Avoidances are bounded by it too.
 	MaxEntries int
@@ -51,9 +52,6 @@ func (p LedgerPolicy) withDefaults() LedgerPolicy {
 	}
 	if p.LoopCooldown <= 0 {
 		p.LoopCooldown = DefaultLoopAvoidance
-	}
-	if p.InFlightTimeout <= 0 {
-		p.InFlightTimeout = DefaultInFlightTimeout
 	}
 	if p.MaxEntries <= 0 {
 		p.MaxEntries = DefaultLedgerEntries
@@ -294,12 +292,6 @@ func (l *Ledger) find(uid types.UID) *Entry {
 	return nil
 }
 
-// InFlight reports an eviction of uid that is neither settled nor older than the in-flight timeout.
-func (l *Ledger) InFlight(uid types.UID, now time.Time) bool {
-	e := l.find(uid)
-	return e != nil && e.SettledAt == nil && now.Sub(e.At) < l.policy.InFlightTimeout
-}
-
 // Settle marks the eviction of uid as finished (the pod is gone). Unknown UIDs are ignored.
 func (l *Ledger) Settle(uid types.UID, now time.Time) bool {
 	e := l.find(uid)
@@ -311,13 +303,18 @@ func (l *Ledger) Settle(uid types.UID, now time.Time) bool {
 	return true
 }
 
-// Prune forgets entries nobody needs any more (settled or timed out, and older than the window) and
+// Prune forgets entries nobody needs any more (older than the window, and settled or no longer in
+// flight by the policy's rule) and
 // avoidances that ended. It reports whether anything changed.
 func (l *Ledger) Prune(now time.Time) bool {
 	keep := l.entries[:0:0]
 	for _, e := range l.entries {
 		old := now.Sub(e.At) > l.policy.Window
-		done := e.SettledAt != nil || now.Sub(e.At) >= l.policy.InFlightTimeout
+		state := policy.PodListed
+		if e.SettledAt != nil {
+			state = policy.PodGone
+		}
+		done := !l.policy.InFlight.Holds(e.At, now, state)
 		if !(old && done) {
 			keep = append(keep, e)
 		}

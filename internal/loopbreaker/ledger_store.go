@@ -84,7 +84,7 @@ type AvoidanceWriter interface {
 // (and retried at the next change or Prune until it succeeds).
 //
 // Its mutex only guards memory: no API call is made while it is held, so a decision reading the ledger
-// (InFlight, Avoidances, Entries) never waits for a slow API server. A write copies the ledger under the
+// (Avoidances, Entries) never waits for a slow API server. A write copies the ledger under the
 // mutex and writes outside it; writes are serialized by a second mutex that readers never take, and each
 // write takes the newest copy when its turn comes, so the store never goes back to an older state (gen
 // counts the changes, saved is the newest generation the store holds).
@@ -253,13 +253,6 @@ func sameAvoidances(a, b []Avoidance) bool {
 		}
 	}
 	return true
-}
-
-// InFlight reports Ledger.InFlight.
-func (p *PersistentLedger) InFlight(uid types.UID, now time.Time) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.l.InFlight(uid, now)
 }
 
 // Record records e (Ledger.Record), prunes as of e.At and saves.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 var deploy = owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-deploy"}
@@ -136,33 +137,52 @@ func TestLedgerRestoreTakesBackAnAvoidance(t *testing.T) {
 	}
 }
 
-func TestLedgerInFlight(t *testing.T) {
-	l := NewLedger(LedgerPolicy{InFlightTimeout: 10 * time.Minute})
+func TestLedgerStoresWhatThePolicyReadsAsInFlight(t *testing.T) {
+	// The ledger stores whether each eviction settled; how long an unsettled one counts as in flight is
+	// the policy's rule (policy.InFlightRule), so PolicyLedger passes an old unsettled entry on as is.
+	l := NewLedger(LedgerPolicy{})
 	l.Record(evicted("a", deploy, t0))
 	l.Record(evicted("b", deploy, t0))
 	l.Settle("b", t0.Add(time.Second))
-	cases := []struct {
-		name string
-		uid  types.UID
-		at   time.Duration
-		want bool
-	}{
-		{"an unsettled eviction is in flight", "a", time.Minute, true},
-		{"a settled eviction is not in flight", "b", time.Minute, false},
-		{"an unsettled eviction past the timeout is not in flight", "a", 10 * time.Minute, false},
-		{"an unknown pod is not in flight", "z", time.Minute, false},
+	l.Record(evicted("old", deploy, t0.Add(-time.Hour)))
+	got := map[string]bool{}
+	for _, e := range PolicyLedger(l.Entries()).Evictions {
+		got[e.UID] = e.Settled
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := l.InFlight(tc.uid, t0.Add(tc.at)); got != tc.want {
-				t.Errorf("InFlight(%s) = %v, want %v", tc.uid, got, tc.want)
-			}
-		})
+	want := map[string]bool{"a": false, "b": true, "old": false}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("settled by uid (-got +want):\n%s", d)
+	}
+}
+
+// unsettled reports whether entries hold an eviction of uid not settled.
+func unsettled(entries []Entry, uid types.UID) bool {
+	for _, e := range entries {
+		if e.UID == uid {
+			return e.SettledAt == nil
+		}
+	}
+	return false
+}
+
+func TestLedgerKeepsAnUnsettledEntryWhileThePolicysInFlightRuleHolds(t *testing.T) {
+	// A window shorter than the in-flight lifetime: the entry outlives the window while the policy
+	// still counts it in flight (a restarted agent reads it), and goes once the rule stops holding.
+	l := NewLedger(LedgerPolicy{Window: time.Minute, InFlight: policy.InFlightRule{TTL: 5 * time.Minute}})
+	l.Record(evicted("a", deploy, t0))
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{3 * time.Minute, 1}, {5 * time.Minute, 0}} {
+		l.Prune(t0.Add(tc.at))
+		if got := len(l.Entries()); got != tc.want {
+			t.Errorf("after prune at +%s: %d entries, want %d", tc.at, got, tc.want)
+		}
 	}
 }
 
 func TestLedgerPruneAndCap(t *testing.T) {
-	l := NewLedger(LedgerPolicy{Window: 10 * time.Minute, InFlightTimeout: 10 * time.Minute, MaxEntries: 3})
+	l := NewLedger(LedgerPolicy{Window: 10 * time.Minute, InFlight: policy.InFlightRule{TTL: 10 * time.Minute}, MaxEntries: 3})
 	for i, uid := range []string{"a", "b", "c", "d"} {
 		l.Record(evicted(uid, deploy, t0.Add(time.Duration(i)*time.Minute)))
 	}
@@ -249,7 +269,7 @@ func TestPersistentLedgerSurvivesARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !second.InFlight("a", t0.Add(time.Minute)) {
+	if !unsettled(second.Entries(), "a") {
 		t.Errorf("restarted ledger forgot the eviction in flight: %s", store.Data)
 	}
 }
@@ -346,7 +366,7 @@ func TestLoadLedgerStartsEmptyOnAnUnreadableLedgerAndKeepsANewerOne(t *testing.T
 			if _, _, err := l.Record(ctx, evicted("b", deploy, t0)); err != nil {
 				t.Fatal(err)
 			}
-			if !l.InFlight("b", t0.Add(time.Second)) {
+			if !unsettled(l.Entries(), "b") {
 				t.Errorf("the in-memory ledger does not hold the new eviction")
 			}
 			kept := string(store.Data) == tc.stored
@@ -376,8 +396,7 @@ func TestPendingLedgerSavesNothingUntilLoadedThenMerges(t *testing.T) {
 	if err := l.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	now := t0.Add(90 * time.Second)
-	if !l.InFlight("old", now) || !l.InFlight("new", now) {
+	if !unsettled(l.Entries(), "old") || !unsettled(l.Entries(), "new") {
 		t.Errorf("merged ledger lost an eviction: %+v", l.Entries())
 	}
 	if store.Saves() != 1 || !strings.Contains(string(store.Data), `"old"`) || !strings.Contains(string(store.Data), `"new"`) {

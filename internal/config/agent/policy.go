@@ -34,3 +34,11 @@ func (c *Config) PolicyConfig() policy.Config {
 	out.DryRun = c.DryRun
 	return out
 }
+
+// LadderConfig returns the escalation ladder's settings (policy.Escalation): what actuate.Ladder carries
+// out in pressure-agent and what kubectl pressure simulate's agent forecasts with. The avoidance settle
+// wait is the policy's fixed policy.DefaultAvoidanceSettle.
+func (c *Config) LadderConfig() policy.LadderConfig {
+	return policy.LadderConfig{PDBFallbackWait: c.Ladder.PDBFallbackWait, AllowDelete: c.Ladder.AllowDelete,
+		AllowCgroupKill: c.Ladder.AllowCgroupKill, DryRun: c.DryRun, AvoidanceSettle: policy.DefaultAvoidanceSettle}
+}
