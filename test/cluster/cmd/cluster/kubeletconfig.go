@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // kubeletConfig builds the KubeletConfiguration merged onto the harness defaults from the
@@ -42,7 +39,7 @@ func kubeletConfig(path, podsMemory string) (*kubeletv1beta1.KubeletConfiguratio
 			return nil, err
 		}
 		defer f.Close()
-		total, err := memTotal(f)
+		total, err := cluster.MemTotal(f)
 		if err != nil {
 			return nil, fmt.Errorf("/proc/meminfo: %w", err)
 		}
@@ -55,23 +52,4 @@ func kubeletConfig(path, podsMemory string) (*kubeletv1beta1.KubeletConfiguratio
 		kc.KubeReserved["memory"] = resource.NewQuantity(total-q.Value(), resource.BinarySI).String()
 	}
 	return kc, nil
-}
-
-// memTotal reads MemTotal (bytes) from a /proc/meminfo document.
-func memTotal(r io.Reader) (int64, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("MemTotal %q: %w", f[1], err)
-			}
-			return kb << 10, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("no MemTotal line")
 }

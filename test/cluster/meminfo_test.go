@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"strings"
@@ -6,14 +6,14 @@ import (
 )
 
 func TestMemTotalReadsKibibytesAsBytes(t *testing.T) {
-	got, err := memTotal(strings.NewReader("MemTotal:       16384 kB\nMemFree: 1 kB\n"))
+	got, err := MemTotal(strings.NewReader("MemTotal:       16384 kB\nMemFree: 1 kB\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int64(16384 << 10); got != want {
-		t.Errorf("memTotal = %d, want %d", got, want)
+		t.Errorf("MemTotal = %d, want %d", got, want)
 	}
-	if _, err := memTotal(strings.NewReader("MemFree: 1 kB\n")); err == nil {
+	if _, err := MemTotal(strings.NewReader("MemFree: 1 kB\n")); err == nil {
 		t.Error("no MemTotal line: no error")
 	}
 }
@@ -23,9 +23,9 @@ func FuzzMemTotal(f *testing.F) {
 	f.Add("MemTotal: x kB\n")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := memTotal(strings.NewReader(s))
+		v, err := MemTotal(strings.NewReader(s))
 		if err == nil && v%1024 != 0 {
-			t.Errorf("memTotal(%q) = %d, not a whole number of KiB", s, v)
+			t.Errorf("MemTotal(%q) = %d, not a whole number of KiB", s, v)
 		}
 	})
 }

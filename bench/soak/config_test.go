@@ -1,0 +1,44 @@
+package soak
+
+import (
+	"testing"
+	"time"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		check   func(config) bool
+		wantErr bool
+	}{
+		{"unset is the short version: 3 episodes, seed 1, one fault in episode 1", nil,
+			func(c config) bool {
+				return c.episodes == 3 && c.seed == 1 && c.draw.FaultEpisode == 1 && len(c.draw.Faults) == 4
+			}, false},
+		{"episodes set draw each episode's fault by chance", map[string]string{"SOAK_EPISODES": "100", "SOAK_SEED": "42", "SOAK_FAULT_CHANCE": "0.25"},
+			func(c config) bool {
+				return c.episodes == 100 && c.seed == 42 && c.draw.FaultEpisode == -1 && c.draw.FaultChance == 0.25
+			}, false},
+		{"a rerun names its first episode and its fault episode", map[string]string{"SOAK_EPISODES": "1", "SOAK_FIRST": "7", "SOAK_FAULT_EPISODE": "7", "SOAK_FAULTS": "none"},
+			func(c config) bool { return c.first == 7 && c.draw.FaultEpisode == 7 && len(c.draw.Faults) == 0 }, false},
+		{"the cap is read", map[string]string{"SOAK_CAP": "5m"}, func(c config) bool { return c.cap == 5*time.Minute }, false},
+		{"zero episodes is an error", map[string]string{"SOAK_EPISODES": "0"}, nil, true},
+		{"a cap below an episode's minimum is an error", map[string]string{"SOAK_CAP": "10s"}, nil, true},
+		{"a chance above 1 is an error", map[string]string{"SOAK_FAULT_CHANCE": "2"}, nil, true},
+		{"an unknown fault kind is an error", map[string]string{"SOAK_FAULTS": "kubelet-restart"}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"SOAK_EPISODES", "SOAK_SEED", "SOAK_FIRST", "SOAK_FAULTS", "SOAK_FAULT_CHANCE", "SOAK_FAULT_EPISODE", "SOAK_CAP", "SOAK_OUT"} {
+				t.Setenv(k, tc.env[k])
+			}
+			c, err := configFromEnv()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("configFromEnv() error %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil && !tc.check(c) {
+				t.Errorf("configFromEnv() = %+v", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,296 @@
+package soak
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/why"
+	"github.com/kube-pressure/pressure/test/oomkill"
+)
+
+// The invariants of issue 32 the driver checks, each named after the issue's item number.
+const (
+	InvNoForeignOOMKill  = "1 no kernel OOM kill in the pods cgroup but a container's or pod's own limit"
+	InvNoCriticalEvicted = "3 no critical pod evicted"
+	InvNoDoubleEviction  = "3 no pod evicted twice"
+	InvPDBKept           = "3 no PDB broken by the agent's (soft) evictions"
+	InvSimulate          = "2 kubectl pressure simulate on the episode's recording names the agent's victims"
+	InvWhy               = "4 kubectl pressure why gives each evicted pod the right verdict"
+	InvSchedulesAgain    = "6 a calm node schedules an unrelated pod within the taint's hysteresis plus 20 s"
+	InvShellsCollected   = "5 no Evicted shell older than the janitor's TTL plus a minute"
+	InvEvidence          = "5 an evidence Event for each collected shell"
+	InvFlat              = "7 RSS, goroutines and ledger size flat over the second half"
+	InvNoRestarts        = "7 no agent or janitor restart but by an injected fault"
+)
+
+// Invariants are every invariant name, in the issue's order: the report counts each.
+func Invariants() []string {
+	return []string{InvNoForeignOOMKill, InvSimulate, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
+		InvShellsCollected, InvEvidence, InvSchedulesAgain, InvFlat, InvNoRestarts}
+}
+
+// Violation is one broken invariant, with what broke it.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	Message   string `json:"message"`
+}
+
+func (v Violation) String() string { return "invariant " + v.Invariant + ": " + v.Message }
+
+// NoForeignOOMKill is invariant 1 over the kernel's OOM kills in (or possibly in) the pods cgroup
+// during an episode and the rise of the pods cgroup's oom_kill counter (memory.oom_control). A kill is
+// allowed only when the memory cgroup whose limit was hit is a pod's or below it (a container hitting
+// its own limit): a kill at the pods cgroup's or a QoS class's limit, a global OOM, or a kill whose
+// cgroup the kernel's rate limit hid is a violation; so is a counter that rose more than the kernel
+// log shows kills (a kill nobody can place).
+func NoForeignOOMKill(kills []oomkill.Kill, podsCgroup string, counterRise int) []Violation {
+	var out []Violation
+	for _, k := range kills {
+		switch {
+		case !k.Attributed:
+			out = append(out, Violation{InvNoForeignOOMKill, fmt.Sprintf("%s: cannot tell whose limit it was", k)})
+		case k.Global:
+			out = append(out, Violation{InvNoForeignOOMKill, fmt.Sprintf("%s: a global OOM", k)})
+		case !podLevel(k.OOMMemcg, podsCgroup):
+			out = append(out, Violation{InvNoForeignOOMKill, fmt.Sprintf("%s: the limit of %s was hit, not the container's own", k, k.OOMMemcg)})
+		}
+	}
+	if counterRise > len(kills) {
+		out = append(out, Violation{InvNoForeignOOMKill, fmt.Sprintf("the pods cgroup's oom_kill counter rose by %d, the kernel log shows %d kills",
+			counterRise, len(kills))})
+	}
+	return out
+}
+
+// podLevel reports whether memcg is a pod's cgroup below podsCgroup (kubepods/pod<uid> or
+// kubepods/<qos>/pod<uid>) or below a pod's.
+func podLevel(memcg, podsCgroup string) bool {
+	root := "/" + strings.Trim(podsCgroup, "/") + "/"
+	rest, ok := strings.CutPrefix(memcg, root)
+	if !ok {
+		return false
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if strings.HasPrefix(seg, "pod") {
+			return true
+		}
+	}
+	return false
+}
+
+// Eviction is one eviction an episode observed.
+type Eviction struct {
+	Namespace string    `json:"namespace"`
+	Pod       string    `json:"pod"`
+	At        time.Time `json:"at"`
+	// By is "agent" (an eviction request the API server answered 201, from its audit log) or "kubelet"
+	// (an Evicted Event of the kubelet).
+	By string `json:"by"`
+	// Critical marks the episode's critical pod; PDB names the PodDisruptionBudget selecting the pod.
+	Critical bool   `json:"critical,omitempty"`
+	PDB      string `json:"pdb,omitempty"`
+}
+
+func (e Eviction) String() string {
+	return fmt.Sprintf("%s/%s by the %s at %s", e.Namespace, e.Pod, e.By, e.At.Format("15:04:05.000"))
+}
+
+// NoCriticalEvicted is invariant 3's first part: no eviction of a critical pod, by anyone.
+func NoCriticalEvicted(evs []Eviction) []Violation {
+	var out []Violation
+	for _, e := range evs {
+		if e.Critical {
+			out = append(out, Violation{InvNoCriticalEvicted, "critical pod evicted: " + e.String()})
+		}
+	}
+	return out
+}
+
+// NoPodEvictedTwice is invariant 3's second part: each pod evicted at most once, counting the agent's
+// successful requests and the kubelet's evictions together.
+func NoPodEvictedTwice(evs []Eviction) []Violation {
+	by := map[string][]string{}
+	var keys []string
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], e.String())
+	}
+	slices.Sort(keys)
+	var out []Violation
+	for _, k := range keys {
+		if len(by[k]) > 1 {
+			out = append(out, Violation{InvNoDoubleEviction, fmt.Sprintf("%s evicted %d times: %s", k, len(by[k]), strings.Join(by[k], "; "))})
+		}
+	}
+	return out
+}
+
+// PDBSample is a PodDisruptionBudget's status at one moment.
+type PDBSample struct {
+	At                 time.Time `json:"at"`
+	Namespace, Name    string
+	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
+}
+
+// PDBKept is invariant 3's third part: each agent eviction of a PDB-protected pod was one the budget
+// allowed, reckoning from the budget's last sample before it less the agent's evictions of its pods
+// since that sample. The kubelet's hard evictions are not counted: they ignore budgets by design.
+func PDBKept(samples []PDBSample, evs []Eviction) []Violation {
+	var out []Violation
+	for _, e := range evs {
+		if e.By != "agent" || e.PDB == "" {
+			continue
+		}
+		var last *PDBSample
+		for i := range samples {
+			s := &samples[i]
+			if s.Namespace == e.Namespace && s.Name == e.PDB && !s.At.After(e.At) && (last == nil || s.At.After(last.At)) {
+				last = s
+			}
+		}
+		if last == nil {
+			continue // no sample before it: nothing to judge by
+		}
+		allowed := last.DisruptionsAllowed
+		for _, o := range evs {
+			if o.By == "agent" && o.Namespace == e.Namespace && o.PDB == e.PDB && o.At.After(last.At) && o.At.Before(e.At) {
+				allowed--
+			}
+		}
+		if allowed <= 0 {
+			out = append(out, Violation{InvPDBKept, fmt.Sprintf("%s: PDB %s allowed %d disruptions at %s, %d after the agent's earlier evictions",
+				e, e.PDB, last.DisruptionsAllowed, last.At.Format("15:04:05.000"), allowed)})
+		}
+	}
+	return out
+}
+
+// Shell is a Failed pod with reason Evicted still on the API server.
+type Shell struct {
+	Namespace, Pod string
+	// FinishedAt is when it was evicted (its last container's finish, else its Ready condition's change).
+	FinishedAt time.Time
+}
+
+// ShellsCollected is invariant 5's first part: no shell present at now that was evicted more than the
+// janitor's ttl plus a minute before.
+func ShellsCollected(shells []Shell, now time.Time, ttl time.Duration) []Violation {
+	var out []Violation
+	for _, s := range shells {
+		if age := now.Sub(s.FinishedAt); age > ttl+time.Minute {
+			out = append(out, Violation{InvShellsCollected, fmt.Sprintf("%s/%s evicted %s ago, the janitor's TTL is %s",
+				s.Namespace, s.Pod, age.Round(time.Second), ttl)})
+		}
+	}
+	return out
+}
+
+// EvidenceEvent is one EvictedPodDeleted Event: its namespace and its message plus its evidence
+// annotation.
+type EvidenceEvent struct {
+	Namespace, Text string
+}
+
+// EvidenceForEach is invariant 5's second part: each collected shell (namespace/pod: an Evicted shell
+// seen once and gone since, which only the janitor deletes) is named by an evidence Event of its
+// namespace, in the message ("Deleted pod NAME (") or the annotation ("pod":"NAME").
+func EvidenceForEach(collected []string, evidence []EvidenceEvent) []Violation {
+	var out []Violation
+	for _, c := range collected {
+		ns, pod, _ := strings.Cut(c, "/")
+		found := false
+		for _, e := range evidence {
+			if e.Namespace == ns && (strings.Contains(e.Text, "Deleted pod "+pod+" (") || strings.Contains(e.Text, `"pod":"`+pod+`"`)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, Violation{InvEvidence, fmt.Sprintf("shell %s was deleted and no %s Event of %s names it", c, "EvictedPodDeleted", ns)})
+		}
+	}
+	return out
+}
+
+// WhyAgrees is invariant 4: `kubectl pressure why` names each pod evicted once (by the agent or the
+// kubelet) with the matching cause. verdicts maps namespace/pod to the verdict's cause, or to the
+// error why gave. A pod evicted twice is left to NoPodEvictedTwice.
+func WhyAgrees(evs []Eviction, verdicts map[string]string) []Violation {
+	n := map[string]int{}
+	for _, e := range evs {
+		n[e.Namespace+"/"+e.Pod]++
+	}
+	want := map[string]why.Cause{"agent": why.CauseAgentEviction, "kubelet": why.CauseKubeletEviction}
+	var out []Violation
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if n[k] != 1 {
+			continue
+		}
+		if got, ok := verdicts[k]; !ok || got != string(want[e.By]) {
+			out = append(out, Violation{InvWhy, fmt.Sprintf("%s: why says %q, want %s", e, got, want[e.By])})
+		}
+	}
+	return out
+}
+
+// SchedulesAgain is invariant 6: once the episode's node was calm, an unrelated pod created then ran
+// within the loop breaker's taint hysteresis (the chart's default loopBreaker.taintHysteresis, 10 s)
+// plus 20 s for the agent's sync, the scheduler and the container's start. took < 0 means it never
+// ran within the wait; a capped episode (not calm) is not judged.
+func SchedulesAgain(calm bool, took, hysteresis time.Duration) []Violation {
+	if !calm {
+		return nil
+	}
+	promise := hysteresis + 20*time.Second
+	if took < 0 || took > promise {
+		what := "did not run"
+		if took >= 0 {
+			what = "ran after " + took.Round(time.Millisecond).String()
+		}
+		return []Violation{{InvSchedulesAgain, fmt.Sprintf("the probe pod %s, want within %s", what, promise)}}
+	}
+	return nil
+}
+
+// SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests) are
+// the pods `kubectl pressure simulate` on the episode's recording has pressure-agent evict (predicted,
+// namespace/pod), as sets. An episode with a fault is not judged: the simulator does not model an API
+// outage, a killed agent or a corrupted ledger.
+func SimulateAgrees(evs []Eviction, predicted []string, faulted bool) []Violation {
+	if faulted {
+		return nil
+	}
+	real := map[string]bool{}
+	for _, e := range evs {
+		if e.By == "agent" {
+			real[e.Namespace+"/"+e.Pod] = true
+		}
+	}
+	sim := map[string]bool{}
+	for _, p := range predicted {
+		sim[p] = true
+	}
+	var missed, extra []string
+	for k := range real {
+		if !sim[k] {
+			missed = append(missed, k)
+		}
+	}
+	for k := range sim {
+		if !real[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(missed)+len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(missed)
+	slices.Sort(extra)
+	return []Violation{{InvSimulate, fmt.Sprintf("the agent evicted %v that simulate does not predict, simulate predicts %v that it did not evict", missed, extra)}}
+}

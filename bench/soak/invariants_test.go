@@ -1,0 +1,217 @@
+package soak
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kube-pressure/pressure/test/oomkill"
+)
+
+var t0 = time.Date(2026, 12, 4, 23, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+// wantViolations fails unless got has n violations, each of invariant inv.
+func wantViolations(t *testing.T, got []Violation, n int, inv string) {
+	t.Helper()
+	if len(got) != n {
+		t.Errorf("got %d violations %v, want %d", len(got), got, n)
+	}
+	for _, v := range got {
+		if v.Invariant != inv {
+			t.Errorf("violation %v, want invariant %q", v, inv)
+		}
+	}
+}
+
+func TestNoForeignOOMKill(t *testing.T) {
+	own := oomkill.Kill{Attributed: true, Constraint: "CONSTRAINT_MEMCG", OOMMemcg: "/kubepods/burstable/pod1/c1",
+		TaskMemcg: "/kubepods/burstable/pod1/c1", Task: "stress", PID: 1}
+	podLimit := own
+	podLimit.OOMMemcg = "/kubepods/burstable/pod1"
+	guaranteed := own
+	guaranteed.OOMMemcg, guaranteed.TaskMemcg = "/kubepods/pod2/c2", "/kubepods/pod2/c2"
+	pods := own
+	pods.OOMMemcg = "/kubepods"
+	qos := own
+	qos.OOMMemcg = "/kubepods/besteffort"
+	global := own
+	global.OOMMemcg, global.Global = "", true
+	hidden := oomkill.Kill{PID: 9}
+	for _, tc := range []struct {
+		name  string
+		kills []oomkill.Kill
+		rise  int
+		want  int
+	}{
+		{"a container hitting its own limit is allowed", []oomkill.Kill{own}, 1, 0},
+		{"a pod hitting its pod limit is allowed", []oomkill.Kill{podLimit, guaranteed}, 2, 0},
+		{"no kill is allowed", nil, 0, 0},
+		{"the pods cgroup's limit hit is a violation", []oomkill.Kill{own, pods}, 2, 1},
+		{"a QoS class's limit hit is a violation", []oomkill.Kill{qos}, 1, 1},
+		{"a global OOM is a violation", []oomkill.Kill{global}, 0, 1},
+		{"a kill whose cgroup the kernel hid is a violation", []oomkill.Kill{hidden}, 1, 1},
+		{"a counter rising past the kernel log's kills is a violation", []oomkill.Kill{own}, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, NoForeignOOMKill(tc.kills, "kubepods", tc.rise), tc.want, InvNoForeignOOMKill)
+		})
+	}
+}
+
+func TestNoCriticalEvicted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		evs  []Eviction
+		want int
+	}{
+		{"evictions of ordinary pods are allowed", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}}, 0},
+		{"the agent evicting the critical pod is a violation", []Eviction{{Namespace: "kube-system", Pod: "crit", By: "agent", Critical: true}}, 1},
+		{"the kubelet evicting the critical pod is a violation too", []Eviction{{Namespace: "kube-system", Pod: "crit", By: "kubelet", Critical: true}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, NoCriticalEvicted(tc.evs), tc.want, InvNoCriticalEvicted) })
+	}
+}
+
+func TestNoPodEvictedTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		evs  []Eviction
+		want int
+	}{
+		{"distinct pods once each are allowed", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"},
+			{Namespace: "b", Pod: "hog-0", By: "agent"}}, 0},
+		{"two agent requests for one pod are a violation", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(1)},
+			{Namespace: "a", Pod: "hog-0", By: "agent", At: at(9)}}, 1},
+		{"the agent and the kubelet evicting one pod is a violation", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"},
+			{Namespace: "a", Pod: "hog-0", By: "kubelet"}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, NoPodEvictedTwice(tc.evs), tc.want, InvNoDoubleEviction) })
+	}
+}
+
+func TestPDBKept(t *testing.T) {
+	s := func(sec int, allowed int32) PDBSample {
+		return PDBSample{At: at(sec), Namespace: "a", Name: "pdb", DisruptionsAllowed: allowed}
+	}
+	ev := func(sec int, by string) Eviction {
+		return Eviction{Namespace: "a", Pod: "pdb-x" + time.Duration(sec).String(), By: by, At: at(sec), PDB: "pdb"}
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []PDBSample
+		evs     []Eviction
+		want    int
+	}{
+		{"an eviction the budget allowed is kept", []PDBSample{s(0, 1)}, []Eviction{ev(3, "agent")}, 0},
+		{"an agent eviction when the budget allowed none is a violation", []PDBSample{s(0, 1), s(2, 0)}, []Eviction{ev(3, "agent")}, 1},
+		{"a second agent eviction past the budget is a violation", []PDBSample{s(0, 1)}, []Eviction{ev(3, "agent"), ev(4, "agent")}, 1},
+		{"the kubelet's hard evictions are not judged", []PDBSample{s(0, 0)}, []Eviction{ev(3, "kubelet")}, 0},
+		{"an eviction before any sample is not judged", []PDBSample{s(5, 0)}, []Eviction{ev(3, "agent")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, PDBKept(tc.samples, tc.evs), tc.want, InvPDBKept) })
+	}
+}
+
+func TestShellsCollected(t *testing.T) {
+	ttl := 10 * time.Minute
+	for _, tc := range []struct {
+		name   string
+		shells []Shell
+		want   int
+	}{
+		{"a shell within TTL plus a minute is allowed", []Shell{{Namespace: "a", Pod: "p", FinishedAt: at(-10*60 - 59)}}, 0},
+		{"a shell past TTL plus a minute is a violation", []Shell{{Namespace: "a", Pod: "p", FinishedAt: at(-11*60 - 1)}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, ShellsCollected(tc.shells, t0, ttl), tc.want, InvShellsCollected)
+		})
+	}
+}
+
+func TestEvidenceForEach(t *testing.T) {
+	msg := EvidenceEvent{Namespace: "a", Text: "Deleted pod hog-1 (node n, Failed/Evicted at ...)"}
+	ann := EvidenceEvent{Namespace: "a", Text: `[{"pod":"hog-2","namespace":"a"}]`}
+	for _, tc := range []struct {
+		name      string
+		collected []string
+		evidence  []EvidenceEvent
+		want      int
+	}{
+		{"a shell named in a message or an annotation has its evidence", []string{"a/hog-1", "a/hog-2"}, []EvidenceEvent{msg, ann}, 0},
+		{"a shell with no Event is a violation", []string{"a/hog-3"}, []EvidenceEvent{msg, ann}, 1},
+		{"an Event of another namespace does not count", []string{"b/hog-1"}, []EvidenceEvent{msg}, 1},
+		{"a prefix of another pod's name does not count", []string{"a/hog-"}, []EvidenceEvent{msg, ann}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, EvidenceForEach(tc.collected, tc.evidence), tc.want, InvEvidence)
+		})
+	}
+}
+
+func TestViolationNamesTheInvariant(t *testing.T) {
+	v := NoCriticalEvicted([]Eviction{{Namespace: "kube-system", Pod: "crit", By: "agent", Critical: true}})[0]
+	if !strings.HasPrefix(v.String(), "invariant 3 no critical pod evicted: critical pod evicted: kube-system/crit") {
+		t.Errorf("String() = %q", v)
+	}
+}
+
+func TestWhyAgrees(t *testing.T) {
+	agent := Eviction{Namespace: "a", Pod: "hog-0", By: "agent"}
+	kubelet := Eviction{Namespace: "a", Pod: "hog-1", By: "kubelet"}
+	for _, tc := range []struct {
+		name     string
+		evs      []Eviction
+		verdicts map[string]string
+		want     int
+	}{
+		{"matching causes agree", []Eviction{agent, kubelet},
+			map[string]string{"a/hog-0": "EvictedByPressureAgent", "a/hog-1": "EvictedByKubelet"}, 0},
+		{"the agent's eviction called the kubelet's is a violation", []Eviction{agent},
+			map[string]string{"a/hog-0": "EvictedByKubelet"}, 1},
+		{"an eviction why could not explain is a violation", []Eviction{kubelet}, map[string]string{"a/hog-1": "why: pod not found"}, 1},
+		{"an eviction why was not asked about is a violation", []Eviction{kubelet}, nil, 1},
+		{"a pod evicted twice is left to invariant 3", []Eviction{agent, agent}, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, WhyAgrees(tc.evs, tc.verdicts), tc.want, InvWhy) })
+	}
+}
+
+func TestSchedulesAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		calm bool
+		took time.Duration
+		want int
+	}{
+		{"a probe running soon after calm keeps the promise", true, 3 * time.Second, 0},
+		{"a probe running just within the promise keeps it", true, 30 * time.Second, 0},
+		{"a probe running late is a violation", true, 31 * time.Second, 1},
+		{"a probe never running is a violation", true, -1, 1},
+		{"a capped episode is not judged", false, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, SchedulesAgain(tc.calm, tc.took, 10*time.Second), tc.want, InvSchedulesAgain)
+		})
+	}
+}
+
+func TestSimulateAgrees(t *testing.T) {
+	evs := []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"}}
+	for _, tc := range []struct {
+		name      string
+		predicted []string
+		faulted   bool
+		want      int
+	}{
+		{"the same victims agree", []string{"a/hog-0"}, false, 0},
+		{"a victim simulate does not predict is a violation", nil, false, 1},
+		{"a victim only simulate predicts is a violation", []string{"a/hog-0", "a/steady-burstable"}, false, 1},
+		{"an episode with a fault is not judged", nil, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, SimulateAgrees(evs, tc.predicted, tc.faulted), tc.want, InvSimulate)
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kube-pressure/pressure/internal/cli"
+	"github.com/kube-pressure/pressure/internal/why"
+)
+
+// kubectlPressure runs kubectl-pressure in process (as test/e2e does) and returns its stdout.
+func (c *soakCluster) kubectlPressure(ctx context.Context, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
+	if err := cli.Run(ctx, streams, append([]string{"--kubeconfig", c.cp.Kubeconfig()}, args...)); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl pressure %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// record starts `kubectl pressure record NODE --every 1s --out dir` in the background; the returned
+// function stops it as Ctrl-C does (what was recorded is kept) and returns its error.
+func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration) func() error {
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.kubectlPressure(rctx, "record", c.node.Name(), "--every", "1s", "--for", max.String(), "--out", dir)
+		done <- err
+	}()
+	return func() error {
+		stop()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("kubectl pressure record %s did not stop within 30 s", dir)
+		}
+	}
+}
+
+// simulation is the part of `simulate -o json` the soak reads.
+type simulation struct {
+	Runs []struct {
+		Name   string `json:"name"`
+		Events []struct {
+			Actor   string `json:"actor"`
+			Kind    string `json:"kind"`
+			Subject string `json:"subject"`
+		} `json:"events"`
+	} `json:"runs"`
+}
+
+// predictAgent runs `kubectl pressure simulate dir -o json` (the agent's default configuration, which
+// the chart's default agent.config leaves as it is) and returns the pods its agent run has
+// pressure-agent evict, namespace/pod.
+func (c *soakCluster) predictAgent(ctx context.Context, dir string) ([]string, error) {
+	out, err := c.kubectlPressure(ctx, "simulate", dir, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var s simulation
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		return nil, fmt.Errorf("simulate %s -o json: %w", dir, err)
+	}
+	var pods []string
+	for _, r := range s.Runs {
+		if r.Name != "agent" {
+			continue
+		}
+		for _, ev := range r.Events {
+			if ev.Kind == "evict" && ev.Actor == "pressure-agent" {
+				pods = append(pods, ev.Subject)
+			}
+		}
+	}
+	return pods, nil
+}
+
+// why runs `kubectl pressure why -o json` on each evicted pod.
+func (c *soakCluster) why(ctx context.Context, evs []Eviction) map[string]string {
+	out := map[string]string{}
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if _, done := out[k]; done {
+			continue
+		}
+		text, err := c.kubectlPressure(ctx, "why", e.Pod, "-n", e.Namespace, "-o", "json")
+		var v why.Verdict
+		switch {
+		case err != nil:
+			out[k] = "error: " + err.Error()
+		case json.Unmarshal([]byte(text), &v) != nil:
+			out[k] = "not JSON: " + text
+		default:
+			out[k] = string(v.Cause)
+		}
+	}
+	return out
+}

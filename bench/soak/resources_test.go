@@ -1,0 +1,76 @@
+package soak
+
+import (
+	"fmt"
+	"testing"
+)
+
+// series is n samples 10 s apart from f(i).
+func series(name string, n int, floor float64, f func(i int) float64) Series {
+	s := Series{Name: name, Floor: floor}
+	for i := range n {
+		s.Points = append(s.Points, Point{At: at(10 * i), V: f(i)})
+	}
+	return s
+}
+
+func TestFlat(t *testing.T) {
+	const mi = 1 << 20
+	for _, tc := range []struct {
+		name string
+		s    Series
+		want int
+	}{
+		{"a flat series is allowed", series("rss", 20, 8*mi, func(i int) float64 { return 30 * mi }), 0},
+		{"noise below the floor is allowed", series("rss", 20, 8*mi, func(i int) float64 { return 30*mi + float64(i%3)*mi }), 0},
+		{"a rise in the first half only is allowed (warm-up)", series("rss", 20, 8*mi, func(i int) float64 { return float64(min(i, 9)) * 4 * mi }), 0},
+		{"a steady leak over the second half is a violation", series("rss", 20, 8*mi, func(i int) float64 { return 30*mi + float64(i)*2*mi }), 1},
+		{"a goroutine leak is a violation", series("goroutines", 20, 5, func(i int) float64 { return 40 + float64(i) }), 1},
+		{"too few samples give no verdict", series("rss", 6, 8*mi, func(i int) float64 { return float64(i) * 100 * mi }), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, Flat([]Series{tc.s}), tc.want, InvFlat) })
+	}
+	if got := Verdictless([]Series{series("short", 6, 1, func(int) float64 { return 0 }), series("long", 20, 1, func(int) float64 { return 0 })}); fmt.Sprint(got) != "[short]" {
+		t.Errorf("Verdictless = %v, want [short]", got)
+	}
+}
+
+func TestCountRestarts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []PodSample
+		want    map[string]int
+	}{
+		{"unchanged pods did not restart", []PodSample{{"agent", "a1", 0}, {"janitor", "j1", 0}, {"janitor", "j2", 1}, {"agent", "a1", 0}, {"janitor", "j2", 1}},
+			map[string]int{"agent": 0, "janitor": 0}},
+		{"a container restart counts", []PodSample{{"agent", "a1", 0}, {"agent", "a1", 1}}, map[string]int{"agent": 1}},
+		{"a replaced pod counts", []PodSample{{"agent", "a1", 0}, {"agent", "a2", 0}}, map[string]int{"agent": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := CountRestarts(tc.samples, map[string]int{"agent": 1, "janitor": 2})
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("CountRestarts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoUnexpectedRestarts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		restarts map[string]int
+		faults   []FaultKind
+		want     int
+	}{
+		{"no restart and no fault is allowed", map[string]int{"agent": 0, "janitor": 0}, nil, 0},
+		{"an agent restart after its pod was deleted is allowed", map[string]int{"agent": 1}, []FaultKind{FaultAgentPodDeleted}, 0},
+		{"janitor restarts after an API outage are allowed", map[string]int{"janitor": 2}, []FaultKind{FaultAPIServerStop}, 0},
+		{"an agent restart with no fault is a violation", map[string]int{"agent": 1}, nil, 1},
+		{"an agent restart after an API outage is a violation", map[string]int{"agent": 1}, []FaultKind{FaultAPIServerStop}, 1},
+		{"a janitor restart after a corrupted ledger is a violation", map[string]int{"janitor": 1}, []FaultKind{FaultLedgerCorrupt}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, NoUnexpectedRestarts(tc.restarts, AllowedRestarts(tc.faults, 2)), tc.want, InvNoRestarts)
+		})
+	}
+}
