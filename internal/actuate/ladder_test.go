@@ -26,6 +26,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // apiScript answers eviction and delete calls from queues and records what was asked.
@@ -313,10 +314,10 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 // recordingParams records the avoidances published, in the order of the API calls.
 type recordingParams struct {
 	script *apiScript
-	writes [][]loopbreaker.Avoidance
+	writes [][]policy.Avoidance
 }
 
-func (p *recordingParams) Write(_ context.Context, as []loopbreaker.Avoidance) error {
+func (p *recordingParams) Write(_ context.Context, as []policy.Avoidance) error {
 	p.script.mu.Lock()
 	defer p.script.mu.Unlock()
 	p.script.calls = append(p.script.calls, "params")
@@ -341,7 +342,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			r := newLadderRun(LadderConfig{})
 			r.script.evictions = tc.evictions
 			params := &recordingParams{script: r.script}
-			pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{Cooldown: 5 * time.Minute}, params)
+			pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, policy.LoopConfig{Cooldown: 5 * time.Minute}, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +351,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
 				t.Errorf("calls (-got +want):\n%s", diff)
 			}
-			want := []loopbreaker.Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
+			want := []policy.Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
 			if diff := cmp.Diff(params.writes[0], want); diff != "" {
 				t.Errorf("first publication (-got +want):\n%s", diff)
 			}
@@ -381,7 +382,7 @@ var podsGR = schema.GroupResource{Resource: "pods"}
 func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
 	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
 	params := &recordingParams{script: r.script}
-	pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{}, params)
+	pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, policy.LoopConfig{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
 	})
 	r.ladder.Evictor = &Evictor{Client: client}
 	store := &ctxStore{}
-	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
+	pl, err := loopbreaker.LoadLedger(context.Background(), store, policy.LoopConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +432,7 @@ func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
 	if res.Outcome != OutcomeEvicted || err != nil {
 		t.Fatalf("outcome %s, err %v; want evicted and the ledger written", res.Outcome, err)
 	}
-	if es := pl.Entries(); len(es) != 1 || es[0].UID != request(true).Pod.UID || es[0].SettledAt != nil {
+	if es := pl.Entries(); len(es) != 1 || es[0].UID != string(request(true).Pod.UID) || es[0].SettledAt != nil {
 		t.Error("the ledger does not hold the eviction made while the agent stopped")
 	}
 	if store.Saves() != 2 {

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
@@ -104,7 +103,7 @@ type Result struct {
 	// Killed is the number of processes SIGKILLed by the cgroup rung.
 	Killed int
 	// EvictionLoop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
-	EvictionLoop *loopbreaker.EvictionLoop
+	EvictionLoop *policy.EvictionLoop
 	// Why is the policy's reason for each move of the ladder, in order (policy.Move.Why).
 	Why []string
 }

@@ -74,8 +74,8 @@ func TestLedgerEntryOlderThanTheInFlightTTLNoLongerBlocksTheEviction(t *testing.
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	var store loopbreakertest.Store
-	l := loopbreaker.NewLedger(loopbreaker.LedgerPolicy{})
-	l.Record(loopbreaker.Entry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungCgroupKill), At: t0.Add(-3 * time.Minute)})
+	l := policy.NewHistory(policy.LoopConfig{})
+	l.Record(policy.HistoryEntry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungCgroupKill), At: t0.Add(-3 * time.Minute)})
 	var b bytes.Buffer
 	if err := loopbreaker.WriteLedger(&b, l); err != nil {
 		t.Fatal(err)

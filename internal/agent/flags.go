@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
@@ -41,7 +41,7 @@ func FromConfig(c *agentcfg.Config) Config {
 		NodefsPath: p.KubeletRootDir, ImagefsPath: p.ImageFsDir, PodLogsDir: p.PodLogsDir, PodsDir: p.KubeletPodsDir,
 		PodDiskWalk: podfs.Limits{MaxEntries: p.PodDiskWalkMaxEntries, MaxDuration: p.PodDiskWalkTimeout},
 		Ladder:      c.LadderConfig(),
-		Ledger: loopbreaker.LedgerPolicy{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
+		Ledger: policy.LoopConfig{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
 			LoopCooldown: lb.LoopCooldown, InFlight: pc.InFlight()},
 		LoopBreaker: lb.Enabled, TaintKey: lb.TaintKey,
 		AvoidanceNamespace: lb.AvoidanceNamespace, AvoidancePrefix: lb.AvoidanceNamePrefix,

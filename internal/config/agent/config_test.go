@@ -236,9 +236,9 @@ func TestDefaultsAgreeWithActuate(t *testing.T) {
 	if DefaultPDBFallbackWait != actuate.DefaultPDBFallbackWait {
 		t.Errorf("DefaultPDBFallbackWait %s, actuate %s", DefaultPDBFallbackWait, actuate.DefaultPDBFallbackWait)
 	}
-	if DefaultLoopWindow != loopbreaker.DefaultLoopWindow || DefaultLoopCooldown != loopbreaker.DefaultLoopCooldown {
+	if DefaultLoopWindow != policy.DefaultLoopWindow || DefaultLoopCooldown != policy.DefaultLoopCooldown {
 		t.Errorf("loop window/cooldown %s/%s, actuate %s/%s", DefaultLoopWindow, DefaultLoopCooldown,
-			loopbreaker.DefaultLoopWindow, loopbreaker.DefaultLoopCooldown)
+			policy.DefaultLoopWindow, policy.DefaultLoopCooldown)
 	}
 }
 
