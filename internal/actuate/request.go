@@ -102,7 +102,7 @@ type Result struct {
 	Attempts []Attempt
 	// Killed is the number of processes SIGKILLed by the cgroup rung.
 	Killed int
-	// EvictionLoop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
+	// EvictionLoop is set when this eviction closed an eviction loop of the owner (policy.History.Record).
 	EvictionLoop *policy.EvictionLoop
 	// Why is the policy's reason for each move of the ladder, in order (policy.Move.Why).
 	Why []string

@@ -68,8 +68,18 @@
 // In flight (inflight.go) is one rule with one lifetime, InFlightRule (Config.InFlight, InFlightTTL): an
 // eviction is in flight from its request until its pod leaves the pod list, a pod still listed and not
 // terminating only for InFlightTTL. The State's flights, the ledger entries a restarted agent reads
-// (Input.InFlight) and the ledger's pruning (internal/loopbreaker) all follow it; nothing else decides
-// whether a pod is in flight.
+// (Input.InFlight) and History.Prune all follow it; nothing else decides whether a pod is in flight.
+//
+// History (loop.go, avoid.go) is the node's memory of the agent's evictions and the rules that change it,
+// pure like the rest: Record says whether an eviction closes an eviction loop (its pod was created after
+// an earlier eviction of the same owner within LoopConfig.Window, and the owner has LoopEvictions
+// evictions there) and starts the owner's avoidance of the node (Cooldown; LoopCooldown after a loop);
+// AvoidBefore is the avoidance the ladder publishes before it evicts, Restore takes it back; Avoid keeps
+// at most MaxEntries avoidances (those that end first go); Prune forgets ended avoidances and entries out
+// of the window that are not in flight; Foresee is what an eviction would do, for explain. Only an
+// Avoidable Workload is avoided. LedgerOf is the History's entries as NewInput reads them.
+// internal/loopbreaker stores a History (the Node annotation, the avoidance ConfigMap) and decides
+// nothing.
 //
 // NewInput (read.go) builds the Input from what a shell read (Read: the pods in any phase, the ledger's
 // evictions, the reclaim estimate, the outcomes) and says what the read did not know; the agent, explain

@@ -4,7 +4,7 @@ import "time"
 
 // The in-flight rule is the one rule for how long an eviction (or kill) counts as under way, whoever
 // remembers it: the State's flights, the ledger entries a restarted agent reads (Input.InFlight), and
-// the ledger's own pruning (loopbreaker keeps an unsettled entry while this rule holds for it). An
+// the ledger's own pruning (History.Prune keeps an unsettled entry while this rule holds for it). An
 // eviction is in flight from its request until its pod leaves the node's pod list; a pod still listed
 // and not terminating is in flight only for TTL after the request (a lost eviction, or a pod killed on
 // the node that restarted: it is evicted again after TTL); a terminating pod is in flight as long as it
