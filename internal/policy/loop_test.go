@@ -146,3 +146,49 @@ func uids(es []HistoryEntry) []string {
 	}
 	return out
 }
+
+func TestForeseeSaysWhatAnEvictionWouldDoWithoutChangingTheHistory(t *testing.T) {
+	h := NewHistory(LoopConfig{Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopCooldown: 30 * time.Minute})
+	h.Record(entryAt("old", deploy, lt0))
+	entries, avoid := h.Stored()
+	cases := []struct {
+		name      string
+		e         HistoryEntry
+		wantLoop  bool
+		wantUntil time.Time
+	}{
+		{"a replacement evicted within the window would close a loop",
+			replacementAt("new", deploy, lt0.Add(time.Second), lt0.Add(time.Minute)), true, lt0.Add(31 * time.Minute)},
+		{"a pod that was already on the node would extend the cooldown only",
+			replacementAt("sibling", deploy, lt0.Add(-time.Hour), lt0.Add(time.Minute)), false, lt0.Add(6 * time.Minute)},
+		{"a bare pod would start no avoidance", entryAt("bare", Workload{}, lt0.Add(time.Minute)), false, time.Time{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, ok := h.Foresee(tc.e)
+			if ok != tc.wantLoop || !a.Until.Equal(tc.wantUntil) {
+				t.Errorf("Foresee: loop %v, avoidance until %s; want loop %v until %s", ok, a.Until, tc.wantLoop, tc.wantUntil)
+			}
+			gotEntries, gotAvoid := h.Stored()
+			if diff := cmp.Diff(gotEntries, entries); diff != "" {
+				t.Errorf("Foresee changed the entries (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(gotAvoid, avoid); diff != "" {
+				t.Errorf("Foresee changed the avoidances (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHistoryOfKeepsTheNewestEntriesAndOneAvoidancePerOwner(t *testing.T) {
+	entries := []HistoryEntry{entryAt("c", deploy, lt0.Add(2*time.Minute)), entryAt("a", deploy, lt0), entryAt("b", deploy, lt0.Add(time.Minute))}
+	avoid := []Avoidance{{Owner: deploy, Until: lt0.Add(time.Minute)}, {Owner: deploy, Until: lt0.Add(time.Hour), Loop: true}}
+	h := HistoryOf(LoopConfig{MaxEntries: 2}, entries, avoid)
+	if got := uids(h.Entries()); !cmp.Equal(got, []string{"b", "c"}) {
+		t.Errorf("entries %v, want the newest two by time", got)
+	}
+	want := []Avoidance{{Owner: deploy, Until: lt0.Add(time.Hour), Loop: true}}
+	if diff := cmp.Diff(h.Avoidances(lt0), want); diff != "" {
+		t.Errorf("avoidances (-got +want):\n%s", diff)
+	}
+}
