@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/pflag"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
@@ -41,8 +40,7 @@ func FromConfig(c *agentcfg.Config) Config {
 		NodefsPath: p.KubeletRootDir, ImagefsPath: p.ImageFsDir, PodLogsDir: p.PodLogsDir, PodsDir: p.KubeletPodsDir,
 		PodDiskWalk: podfs.Limits{MaxEntries: p.PodDiskWalkMaxEntries, MaxDuration: p.PodDiskWalkTimeout},
 		Ladder:      c.LadderConfig(),
-		Ledger: policy.LoopConfig{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
-			LoopCooldown: lb.LoopCooldown, InFlight: pc.InFlight()},
+		Ledger:      c.LoopConfig(),
 		LoopBreaker: lb.Enabled, TaintKey: lb.TaintKey,
 		AvoidanceNamespace: lb.AvoidanceNamespace, AvoidancePrefix: lb.AvoidanceNamePrefix,
 		APITimeout: c.APITimeout, KubeletConfigRefresh: c.KubeletConfigRefresh,

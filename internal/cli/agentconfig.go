@@ -44,11 +44,9 @@ func loadAgentSettings(path string) (*explain.AgentSettings, agentShell, error) 
 	if err != nil {
 		return nil, agentShell{}, err
 	}
-	lb := cfg.LoopBreaker
 	shell := agentShell{ladder: explain.AgentLadder{AllowDelete: cfg.Ladder.AllowDelete, PDBFallbackWait: cfg.Ladder.PDBFallbackWait,
 		AllowCgroupKill: cfg.Ladder.AllowCgroupKill},
-		ledger: policy.LoopConfig{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions, LoopCooldown: lb.LoopCooldown},
-		avoid:  lb.Enabled}
+		ledger: cfg.LoopConfig(), avoid: cfg.LoopBreaker.Enabled}
 	if path == "" {
 		return nil, shell, nil
 	}

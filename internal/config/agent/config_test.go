@@ -333,3 +333,24 @@ func TestTheEvictionLeadReachesThePolicyAndDefaultsToThePolicysOwn(t *testing.T)
 		}
 	}
 }
+
+func TestTheLoopBreakersWindowsReachTheLoopRulesWithThePolicysInFlightRule(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want policy.LoopConfig
+	}{
+		{"valid-minimal.yaml", policy.LoopConfig{Window: policy.DefaultLoopWindow, Cooldown: policy.DefaultLoopCooldown,
+			LoopEvictions: policy.DefaultLoopEvictions, LoopCooldown: policy.DefaultLoopAvoidance}},
+		{"valid-full.yaml", policy.LoopConfig{Window: 30 * time.Minute, Cooldown: 15 * time.Minute, LoopEvictions: 3,
+			LoopCooldown: time.Hour}},
+	} {
+		c, err := complete(t, filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.want.InFlight = c.PolicyConfig().InFlight()
+		if diff := cmp.Diff(c.LoopConfig(), tc.want); diff != "" {
+			t.Errorf("%s: LoopConfig() (-got +want):\n%s", tc.file, diff)
+		}
+	}
+}

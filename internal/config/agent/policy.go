@@ -42,3 +42,12 @@ func (c *Config) LadderConfig() policy.LadderConfig {
 	return policy.LadderConfig{PDBFallbackWait: c.Ladder.PDBFallbackWait, AllowDelete: c.Ladder.AllowDelete,
 		AllowCgroupKill: c.Ladder.AllowCgroupKill, DryRun: c.DryRun, AvoidanceSettle: policy.DefaultAvoidanceSettle}
 }
+
+// LoopConfig returns the loop rules' settings (policy.History): the loop breaker's windows and the
+// policy's in-flight rule, which the ledger's pruning follows. pressure-agent's ledger and kubectl
+// pressure explain's foresight of an eviction's avoidance use them.
+func (c *Config) LoopConfig() policy.LoopConfig {
+	lb := c.LoopBreaker
+	return policy.LoopConfig{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
+		LoopCooldown: lb.LoopCooldown, InFlight: c.PolicyConfig().InFlight()}
+}
