@@ -234,3 +234,26 @@ func TestPendingLedgerSavesNothingUntilLoadedThenMerges(t *testing.T) {
 		t.Errorf("after Load: %d saves, stored %s; want one save holding both", store.Saves(), store.Data)
 	}
 }
+
+func TestWriteLedgerKeepsTheStoredFormat(t *testing.T) {
+	// Written by the agent before the loop rules moved to internal/policy: every field of an entry and
+	// of an avoidance. Reading and writing it again gives the same bytes.
+	stored := `{"version":2,"entries":[` +
+		`{"uid":"a","namespace":"shop","name":"web-a","owner":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"shop","name":"web","uid":"uid-deploy"},` +
+		`"signal":"memory.available","rung":"eviction-api","at":"2026-11-29T15:00:00Z","settledAt":"2026-11-29T15:01:00Z"},` +
+		`{"uid":"b","namespace":"shop","name":"bare","at":"2026-11-29T15:00:01Z"},` +
+		`{"uid":"c","namespace":"shop","name":"web-c","owner":{"kind":"Deployment","namespace":"shop","name":"web","uid":"uid-deploy"},` +
+		`"at":"2026-11-29T15:02:00Z","created":"2026-11-29T15:00:01Z"}],` +
+		`"avoidances":[{"owner":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"shop","name":"web","uid":"uid-deploy"},"until":"2026-11-29T15:32:00Z","loop":true}]}` + "\n"
+	l, err := ReadLedger(strings.NewReader(stored), policy.LoopConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteLedger(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(b.String(), stored); diff != "" {
+		t.Errorf("written again (-got +want):\n%s", diff)
+	}
+}
