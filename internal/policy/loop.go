@@ -253,10 +253,11 @@ func (h *History) without(uid string) []HistoryEntry {
 	return out
 }
 
-// sortAndCap sorts the entries by time, then UID (a total order: UIDs are unique), and keeps the
-// newest MaxEntries.
+// sortAndCap sorts the entries by time, then UID, and keeps the newest MaxEntries. Record keeps UIDs
+// unique, which makes the order total; the sort is stable so that a stored history holding a UID twice
+// (HistoryOf) still reads the same every time.
 func (h *History) sortAndCap() {
-	sort.Slice(h.entries, func(i, j int) bool {
+	sort.SliceStable(h.entries, func(i, j int) bool {
 		a, b := h.entries[i], h.entries[j]
 		if !a.At.Equal(b.At) {
 			return a.At.Before(b.At)
