@@ -79,9 +79,9 @@ type AvoidanceWriter interface {
 }
 
 // PersistentLedger is the node's eviction history (policy.History: the rules) kept in a LedgerStore, safe
-// for concurrent use. It decides nothing: each method runs the policy's rule and stores the result. Every change is saved
-// before the method returns; a failed save keeps the change in memory and returns the error (the next
-// save writes it). When Params is set, every change of the avoidances in force is also written there
+// for concurrent use. It decides nothing: each method runs the policy's rule and stores the result.
+// Every change is saved before the method returns; a failed save keeps the change in memory and returns
+// the error (the next save writes it). When Params is set, every change of the avoidances in force is also written there
 // (and retried at the next change or Prune until it succeeds).
 //
 // Its mutex only guards memory: no API call is made while it is held, so a decision reading the ledger
