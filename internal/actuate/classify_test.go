@@ -88,10 +88,10 @@ func TestOnlyTransportErrorsMeanTheAPIIsUnreachable(t *testing.T) {
 }
 
 func TestOutcomeDoneAndRetryable(t *testing.T) {
-	done := map[Outcome]bool{OutcomeEvicted: true, OutcomeGone: true, OutcomeKilled: true, OutcomeInFlight: true}
+	done := map[Outcome]bool{OutcomeEvicted: true, OutcomeGone: true, OutcomeKilled: true}
 	retry := map[Outcome]bool{OutcomeUnavailable: true, OutcomeBlockedByPDB: true}
 	for _, o := range []Outcome{OutcomeEvicted, OutcomeGone, OutcomeBlockedByPDB, OutcomeUnavailable, OutcomeFailed,
-		OutcomeKilled, OutcomeInFlight, OutcomeDryRun} {
+		OutcomeKilled, OutcomeDryRun} {
 		if o.Done() != done[o] || o.Retryable() != retry[o] {
 			t.Errorf("%s: Done %v Retryable %v, want %v %v", o, o.Done(), o.Retryable(), done[o], retry[o])
 		}

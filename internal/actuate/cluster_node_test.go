@@ -18,6 +18,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Node-side level-1 tests (taint, ledger, dry-run, events, owners); see cluster_test.go.
@@ -88,35 +89,34 @@ func testLedgerPersistence(e *env) {
 	e.node("node-ledger")
 	p := e.runningPod(ns, "worker", "node-ledger", nil)
 	store := &loopbreaker.NodeAnnotationStore{Client: e.client, Node: "node-ledger"}
-	first, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
+	first, err := loopbreaker.LoadLedger(e.ctx, store, policy.LoopConfig{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	now := time.Now()
 	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
-	if _, _, err := first.Record(e.ctx, loopbreaker.Entry{UID: p.UID, Namespace: ns, Name: p.Name, Owner: workload, Signal: "memory.available",
+	if _, _, err := first.Record(e.ctx, policy.HistoryEntry{UID: string(p.UID), Namespace: ns, Name: p.Name, Owner: workload, Signal: "memory.available",
 		Rung: string(RungEviction), At: now}); err != nil {
 		e.t.Fatal(err)
 	}
-	// A restarted agent: a new ledger from the node, and a ladder using it.
-	second, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
+	// A restarted agent: a new ledger from the node. The policy reads its unsettled eviction as in flight
+	// (policy.Input.InFlight), so it does not plan the pod again (policy's TestInFlightRule).
+	second, err := loopbreaker.LoadLedger(e.ctx, store, policy.LoopConfig{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if !second.InFlight(p.UID, now.Add(time.Second)) {
+	in, _ := policy.NewInput(policy.Read{Now: now.Add(time.Second), Ledger: policy.LedgerOf(second.Entries())})
+	if len(in.InFlight) != 1 || in.InFlight[0].UID != string(p.UID) ||
+		!policy.DefaultConfig().InFlight().Holds(in.InFlight[0].At, now.Add(time.Second), policy.PodListed) {
 		e.t.Errorf("the reloaded ledger lost the eviction in flight: %+v", second.Entries())
 	}
-	res, _ := e.ladder(LadderConfig{}, second).Evict(e.ctx, req(p, true, 1))
-	if res.Outcome != OutcomeInFlight || len(res.Attempts) != 0 {
-		e.t.Errorf("second request: %+v, want in-flight without an API call", res)
-	}
 	e.assertUntouched(ns, "worker")
-	loop, ok, err := second.Record(e.ctx, loopbreaker.Entry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: workload,
+	loop, ok, err := second.Record(e.ctx, policy.HistoryEntry{UID: "replacement", Namespace: ns, Name: "worker-2", Owner: workload,
 		Signal: "memory.available", At: now.Add(time.Minute), Created: now.Add(time.Second)})
 	if err != nil || !ok {
 		e.t.Errorf("evicted replacement not seen as a loop: %v %v", ok, err)
 	}
-	third, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
+	third, err := loopbreaker.LoadLedger(e.ctx, store, policy.LoopConfig{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func testDryRun(e *env) {
 	e.node("node-dryrun")
 	p := e.runningPod(ns, "web", "node-dryrun", nil)
 	store := &loopbreaker.NodeAnnotationStore{Client: e.client, Node: "node-dryrun", DryRun: true}
-	l, err := loopbreaker.LoadLedger(e.ctx, store, loopbreaker.LedgerPolicy{}, nil)
+	l, err := loopbreaker.LoadLedger(e.ctx, store, policy.LoopConfig{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func testDryRun(e *env) {
 	if changed, err := tn.Ensure(e.ctx, "memory.available"); err != nil || !changed {
 		e.t.Errorf("dry-run taint: changed %v, %v; want it to report the change it would make", changed, err)
 	}
-	if _, _, err := l.Record(e.ctx, loopbreaker.Entry{UID: p.UID, Namespace: ns, Name: "web", At: time.Now()}); err != nil {
+	if _, _, err := l.Record(e.ctx, policy.HistoryEntry{UID: string(p.UID), Namespace: ns, Name: "web", At: time.Now()}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.assertUntouched(ns, "web")
@@ -193,8 +193,8 @@ func testNodeAndOwnerEvents(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: d.UID}
-	e.events.EvictionLoop(loopbreaker.EvictionLoop{Owner: workload, Pod: loopbreaker.Pod{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
+	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: string(d.UID)}
+	e.events.EvictionLoop(policy.EvictionLoop{Owner: workload, Pod: policy.PodRef{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
 		Since: 42 * time.Second, Signal: "memory.available", Until: time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)})
 	loop := e.waitEvent(ns, d.UID, ReasonEvictionLoop)
 	want := "Pod web-abc evicted from node node-events for memory.available 42s after the previous eviction of this Deployment (2 evictions within the window); its new pods avoid node node-events until 2026-11-29T16:00:00Z"
@@ -230,7 +230,7 @@ func testOwnerResolver(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	want := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: d.UID}
+	want := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: string(d.UID)}
 	if got != want {
 		e.t.Errorf("owner %+v, want %+v", got, want)
 	}

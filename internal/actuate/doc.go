@@ -16,7 +16,10 @@
 //     pod with the same grace and UID precondition; soft thresholds honour PDBs; (3) only for a hard
 //     threshold with AllowCgroupKill, when the API is unreachable (IsUnreachable: no HTTP answer), SIGKILL
 //     the pod's processes. The Result records every rung tried, the one that ended it and the policy's
-//     reason for each move. In dry-run the Ladder only writes a "would evict" event.
+//     reason for each move. In dry-run the Ladder only writes a "would evict" event. The Ladder never
+//     decides whether a pod is in flight: the policy plans no eviction of a pod terminating or in flight
+//     (policy.InFlightRule). kubectl pressure simulate and explain run the same ladder (policy.Foresee);
+//     a test checks the Ladder makes the calls and waits Foresee says.
 //   - Events records the pod, node and owner events listed in docs/events.md through a client-go
 //     record.EventRecorder (NewEventRecorder builds one whose correlator uses an injected clock).
 //   - The loop breaker's parts (ledger, avoidances, taint) are in internal/loopbreaker; the Ladder uses

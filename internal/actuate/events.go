@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Component is the event source component of the agent.
@@ -121,9 +122,9 @@ func (e *Events) PressureEnded(signal, observed string) {
 }
 
 // EvictionLoop records on the owner that a replacement of its pod evicted here was evicted again.
-func (e *Events) EvictionLoop(l loopbreaker.EvictionLoop) {
+func (e *Events) EvictionLoop(l policy.EvictionLoop) {
 	ref := &v1.ObjectReference{Kind: l.Owner.Kind, APIVersion: l.Owner.APIVersion, Namespace: l.Owner.Namespace,
-		Name: l.Owner.Name, UID: l.Owner.UID}
+		Name: l.Owner.Name, UID: types.UID(l.Owner.UID)}
 	e.Recorder.Eventf(ref, v1.EventTypeWarning, ReasonEvictionLoop,
 		"Pod %s evicted from node %s for %s %s after the previous eviction of this %s (%d evictions within the window); its new pods avoid node %s until %s",
 		l.Pod.Name, e.Node, l.Signal, l.Since.Round(time.Second), l.Owner.Kind, l.Evictions, e.Node, l.Until.UTC().Format(time.RFC3339))

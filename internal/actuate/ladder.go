@@ -36,7 +36,8 @@ type Ladder struct {
 	Killer PodKiller
 	// Events records pod events; nil records nothing.
 	Events *Events
-	// Ledger remembers evictions in flight; nil remembers nothing.
+	// Ledger stores the evictions carried out and the avoidances (whether one is in flight is the
+	// policy's rule, policy.InFlightRule); nil stores nothing.
 	Ledger *loopbreaker.PersistentLedger
 	Clock  clock.Clock
 	Config LadderConfig
@@ -48,18 +49,14 @@ type Ladder struct {
 // pod is in the Result.
 func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 	now := l.Clock.Now()
-	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil,
-		Skip: req.Terminating || (l.Ledger != nil && l.Ledger.InFlight(req.Pod.UID, now))}
+	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil}
 	var res Result
-	var prev loopbreaker.Avoidance
+	var prev policy.Avoidance
 	var avoidErr error
 	for {
 		m := esc.Next(l.Config)
 		res.Why = append(res.Why, m.Why)
 		switch m.Kind {
-		case policy.MoveSkip:
-			res.Outcome = OutcomeInFlight
-			return res, nil
 		case policy.MoveDryRun:
 			if l.Events != nil {
 				l.Events.WouldEvict(req)
@@ -93,7 +90,7 @@ func (l *Ladder) tried(esc *policy.Escalation, res *Result, a Attempt) {
 }
 
 // finish writes the events and the ledger once the ladder stopped.
-func (l *Ladder) finish(ctx context.Context, req Request, prev loopbreaker.Avoidance, esc *policy.Escalation, res Result, avoidErr error) (Result, error) {
+func (l *Ladder) finish(ctx context.Context, req Request, prev policy.Avoidance, esc *policy.Escalation, res Result, avoidErr error) (Result, error) {
 	l.record(req, res)
 	// The ledger must hold an eviction that was made even when the agent is stopping (ctx cancelled
 	// after the request was sent): a restarted agent reads it to count the pod in flight.
@@ -107,9 +104,9 @@ const bookkeepingTimeout = 5 * time.Second
 
 // avoid publishes the owner's avoidance of the node before the eviction: the owner's controller creates
 // the replacement as soon as the pod is terminating, and the admission policy must already see it.
-func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (loopbreaker.Avoidance, bool, error) {
+func (l *Ladder) avoid(ctx context.Context, req Request, now time.Time) (policy.Avoidance, bool, error) {
 	if l.Ledger == nil {
-		return loopbreaker.Avoidance{}, false, nil
+		return policy.Avoidance{}, false, nil
 	}
 	return l.Ledger.Avoid(ctx, req.Owner, now)
 }
@@ -151,7 +148,7 @@ func (l *Ladder) record(req Request, res Result) {
 
 // remember records a carried-out eviction in the ledger (reporting a loop on the owner), or takes back
 // the avoidance published for an eviction that did not happen.
-func (l *Ladder) remember(ctx context.Context, req Request, prev loopbreaker.Avoidance, carried bool, res *Result) error {
+func (l *Ladder) remember(ctx context.Context, req Request, prev policy.Avoidance, carried bool, res *Result) error {
 	if l.Ledger == nil {
 		return nil
 	}
@@ -159,8 +156,8 @@ func (l *Ladder) remember(ctx context.Context, req Request, prev loopbreaker.Avo
 	if !carried {
 		return l.Ledger.Restore(ctx, req.Owner, prev, now)
 	}
-	e := loopbreaker.Entry{
-		UID: req.Pod.UID, Namespace: req.Pod.Namespace, Name: req.Pod.Name,
+	e := policy.HistoryEntry{
+		UID: string(req.Pod.UID), Namespace: req.Pod.Namespace, Name: req.Pod.Name,
 		Owner: req.Owner, Signal: req.Signal, Rung: string(res.Rung), At: now, Created: req.Created,
 	}
 	loop, ok, err := l.Ledger.Record(ctx, e)

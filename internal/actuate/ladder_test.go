@@ -26,6 +26,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // apiScript answers eviction and delete calls from queues and records what was asked.
@@ -310,39 +311,13 @@ func TestLadderDryRunCallsNothingAndWritesAWouldEvictEvent(t *testing.T) {
 	}
 }
 
-func TestLadderNeverRequestsAnInFlightEvictionAgain(t *testing.T) {
-	r := newLadderRun(full)
-	store := &loopbreakertest.Store{}
-	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.ladder.Ledger = pl
-	first := r.evict(t, request(true))
-	second := r.evict(t, request(true))
-	terminating := request(true)
-	terminating.Pod.UID = "uid-other"
-	terminating.Terminating = true
-	third := r.evict(t, terminating)
-	got := []Outcome{first.Outcome, second.Outcome, third.Outcome}
-	if diff := cmp.Diff(got, []Outcome{OutcomeEvicted, OutcomeInFlight, OutcomeInFlight}); diff != "" {
-		t.Errorf("outcomes (-got +want):\n%s", diff)
-	}
-	if len(r.script.calls) != 1 {
-		t.Errorf("API calls %v, want exactly one eviction", r.script.calls)
-	}
-	if store.Saves() != 2 {
-		t.Errorf("ledger saved %d times, want 2 (the avoidance before the eviction, the eviction)", store.Saves())
-	}
-}
-
 // recordingParams records the avoidances published, in the order of the API calls.
 type recordingParams struct {
 	script *apiScript
-	writes [][]loopbreaker.Avoidance
+	writes [][]policy.Avoidance
 }
 
-func (p *recordingParams) Write(_ context.Context, as []loopbreaker.Avoidance) error {
+func (p *recordingParams) Write(_ context.Context, as []policy.Avoidance) error {
 	p.script.mu.Lock()
 	defer p.script.mu.Unlock()
 	p.script.calls = append(p.script.calls, "params")
@@ -367,7 +342,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			r := newLadderRun(LadderConfig{})
 			r.script.evictions = tc.evictions
 			params := &recordingParams{script: r.script}
-			pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{Cooldown: 5 * time.Minute}, params)
+			pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, policy.LoopConfig{Cooldown: 5 * time.Minute}, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -376,7 +351,7 @@ func TestLadderPublishesTheAvoidanceBeforeEvicting(t *testing.T) {
 			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
 				t.Errorf("calls (-got +want):\n%s", diff)
 			}
-			want := []loopbreaker.Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
+			want := []policy.Avoidance{{Owner: request(false).Owner, Until: t0.Add(5 * time.Minute)}}
 			if diff := cmp.Diff(params.writes[0], want); diff != "" {
 				t.Errorf("first publication (-got +want):\n%s", diff)
 			}
@@ -407,7 +382,7 @@ var podsGR = schema.GroupResource{Resource: "pods"}
 func TestLadderWaitsForANewAvoidanceToSettleBeforeEvicting(t *testing.T) {
 	r := newLadderRun(LadderConfig{AvoidanceSettle: DefaultAvoidanceSettle, PDBFallbackWait: DefaultAvoidanceSettle})
 	params := &recordingParams{script: r.script}
-	pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{}, params)
+	pl, err := loopbreaker.LoadLedger(context.Background(), &loopbreakertest.Store{}, policy.LoopConfig{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +423,7 @@ func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
 	})
 	r.ladder.Evictor = &Evictor{Client: client}
 	store := &ctxStore{}
-	pl, err := loopbreaker.LoadLedger(context.Background(), store, loopbreaker.LedgerPolicy{}, nil)
+	pl, err := loopbreaker.LoadLedger(context.Background(), store, policy.LoopConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +432,7 @@ func TestLadderRecordsAnEvictionMadeWhileTheAgentStops(t *testing.T) {
 	if res.Outcome != OutcomeEvicted || err != nil {
 		t.Fatalf("outcome %s, err %v; want evicted and the ledger written", res.Outcome, err)
 	}
-	if !pl.InFlight(request(true).Pod.UID, t0) {
+	if es := pl.Entries(); len(es) != 1 || es[0].UID != string(request(true).Pod.UID) || es[0].SettledAt != nil {
 		t.Error("the ledger does not hold the eviction made while the agent stopped")
 	}
 	if store.Saves() != 2 {

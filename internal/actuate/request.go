@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
@@ -31,9 +30,6 @@ type Request struct {
 	// Hard reports a hard threshold (grace period 0). Only hard evictions may fall back to DELETE and
 	// to the cgroup kill.
 	Hard bool
-	// Terminating reports that the pod already has a deletionTimestamp: its eviction is in flight and
-	// is never requested again.
-	Terminating bool
 	// Signal, Observed and Threshold describe the pressure, e.g. "memory.available", "80Mi", "100Mi".
 	Signal    string
 	Observed  string
@@ -60,14 +56,13 @@ const (
 	OutcomeUnavailable  Outcome = "unavailable"    // API unreachable, timing out or throttling: retryable
 	OutcomeFailed       Outcome = "failed"         // any other error
 	OutcomeKilled       Outcome = "killed"         // the pod's processes were SIGKILLed on the node
-	OutcomeInFlight     Outcome = "in-flight"      // the pod is already terminating or in the ledger: not requested again
 	OutcomeDryRun       Outcome = "dry-run"        // dry-run: a "would evict" event, nothing else
 )
 
 // Done reports whether the pod is (or is about to be) gone, so the agent must not act on it again.
 func (o Outcome) Done() bool {
 	switch o {
-	case OutcomeEvicted, OutcomeGone, OutcomeKilled, OutcomeInFlight:
+	case OutcomeEvicted, OutcomeGone, OutcomeKilled:
 		return true
 	}
 	return false
@@ -107,8 +102,8 @@ type Result struct {
 	Attempts []Attempt
 	// Killed is the number of processes SIGKILLed by the cgroup rung.
 	Killed int
-	// EvictionLoop is set when this eviction closed an eviction loop of the owner (Ledger.Record).
-	EvictionLoop *loopbreaker.EvictionLoop
+	// EvictionLoop is set when this eviction closed an eviction loop of the owner (policy.History.Record).
+	EvictionLoop *policy.EvictionLoop
 	// Why is the policy's reason for each move of the ladder, in order (policy.Move.Why).
 	Why []string
 }

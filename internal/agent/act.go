@@ -77,9 +77,7 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 	if contact(res) == policy.ContactUnavailable {
 		a.Log.Warn("api unavailable, backing off", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "err", firstErr(res))
 	}
-	if res.Outcome != actuate.OutcomeInFlight {
-		a.Metrics.evictions.WithLabelValues(req.Signal, pathOf(res), string(res.Outcome)).Inc()
-	}
+	a.Metrics.evictions.WithLabelValues(req.Signal, pathOf(res), string(res.Outcome)).Inc()
 	if res.Outcome == actuate.OutcomeFailed {
 		a.Metrics.errors.WithLabelValues(stageEvict).Inc()
 	}
@@ -91,20 +89,14 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 	return res
 }
 
-// contact says what the ladder's API calls learned about the API server: an attempt that found it
-// unreachable (or "try later") is unavailable even when a later rung (the cgroup kill) succeeded; else
-// any API attempt is an answer.
+// contact is what the ladder's attempts learned about the API server, by the policy's rule
+// (policy.Contacted).
 func contact(res actuate.Result) policy.Contact {
-	c := policy.ContactNone
+	attempts := make([]policy.Attempt, 0, len(res.Attempts))
 	for _, at := range res.Attempts {
-		switch {
-		case at.Outcome == actuate.OutcomeUnavailable:
-			return policy.ContactUnavailable
-		case at.Rung == actuate.RungEviction || at.Rung == actuate.RungDelete:
-			c = policy.ContactAnswered
-		}
+		attempts = append(attempts, policy.Attempt{Rung: at.Rung, Result: policy.Result(at.Outcome)})
 	}
-	return c
+	return policy.Contacted(attempts)
 }
 
 func firstErr(res actuate.Result) error {
@@ -160,7 +152,6 @@ func request(ev policy.Eviction, p *corev1.Pod) actuate.Request {
 		Created:            p.CreationTimestamp.Time,
 		GracePeriodSeconds: ev.Grace.Effective,
 		Hard:               ev.Hard,
-		Terminating:        p.DeletionTimestamp != nil,
 		Signal:             string(ev.Signal),
 		Observed:           ev.ObservedText,
 		Threshold:          ev.ThresholdText,

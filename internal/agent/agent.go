@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/actuate"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -119,7 +118,7 @@ type Agent struct {
 
 // ledgerEntries lists the ledger's evictions (loopbreaker.PersistentLedger).
 type ledgerEntries interface {
-	Entries() []loopbreaker.Entry
+	Entries() []policy.HistoryEntry
 }
 
 // loopState is what the loop remembers between syncs; only the sync goroutine touches it.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -43,10 +42,10 @@ func (b *Breaker) Sync(ctx context.Context, now time.Time, want policy.Taint, po
 
 // settle marks the ledger's evictions of pods no longer listed as finished.
 func (b *Breaker) settle(ctx context.Context, now time.Time, pods []*corev1.Pod) error {
-	listed := make(map[types.UID]bool, len(pods))
+	listed := make(map[string]bool, len(pods))
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
-			listed[p.UID] = true
+			listed[string(p.UID)] = true
 		}
 	}
 	var errs []error

@@ -45,9 +45,9 @@ func (e *taintEventLog) TaintChanged(added bool, v string) {
 	e.changes = append(e.changes, map[bool]string{true: "added ", false: "removed "}[added]+v)
 }
 
-type paramLog struct{ writes [][]loopbreaker.Avoidance }
+type paramLog struct{ writes [][]policy.Avoidance }
 
-func (p *paramLog) Write(_ context.Context, as []loopbreaker.Avoidance) error {
+func (p *paramLog) Write(_ context.Context, as []policy.Avoidance) error {
 	p.writes = append(p.writes, as)
 	return nil
 }
@@ -62,7 +62,7 @@ func ownedPod(name, uid string, created time.Time) *corev1.Pod {
 func TestBreakerTaintsOnlyWhileWantedAndExpiresAvoidances(t *testing.T) {
 	ctx := context.Background()
 	params := &paramLog{}
-	ledger, err := loopbreaker.LoadLedger(ctx, &loopbreakertest.Store{}, loopbreaker.LedgerPolicy{Cooldown: time.Minute}, params)
+	ledger, err := loopbreaker.LoadLedger(ctx, &loopbreakertest.Store{}, policy.LoopConfig{Cooldown: time.Minute}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestBreakerTaintsOnlyWhileWantedAndExpiresAvoidances(t *testing.T) {
 	if !tn.on {
 		t.Fatalf("no taint under pressure")
 	}
-	if _, _, err := ledger.Record(ctx, loopbreaker.Entry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
+	if _, _, err := ledger.Record(ctx, policy.HistoryEntry{UID: "u-a", Namespace: "default", Name: "hog-a", At: t0,
 		Owner: owner.ControllerOf(old), Signal: "allocatableMemory.available"}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestBreakerTaintsOnlyWhileWantedAndExpiresAvoidances(t *testing.T) {
 		t.Errorf("taint events (-got +want):\n%s", d)
 	}
 	// The first sync publishes the empty list: a restarted agent clears what it left behind.
-	want := [][]loopbreaker.Avoidance{nil, {{Owner: owner.ControllerOf(old), Until: t0.Add(time.Minute)}}, nil}
+	want := [][]policy.Avoidance{nil, {{Owner: owner.ControllerOf(old), Until: t0.Add(time.Minute)}}, nil}
 	if d := cmp.Diff(params.writes, want); d != "" {
 		t.Errorf("published avoidances (-got +want):\n%s", d)
 	}

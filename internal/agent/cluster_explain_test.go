@@ -31,6 +31,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -84,8 +85,8 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: ptr.To(true)}
 		// An earlier agent evicted app-1 a minute ago and saw it gone: its workload avoids the node.
 		earlier := time.Now().Add(-time.Minute).Truncate(time.Second)
-		w.writeLedger(loopbreaker.Entry{UID: "uid-app-1", Namespace: w.ns, Name: "app-1",
-			Owner: owner.Ref{Kind: "ConfigMap", Namespace: w.ns, Name: cm.Name, UID: cm.UID}, Signal: "allocatableMemory.available",
+		w.writeLedger(policy.HistoryEntry{UID: "uid-app-1", Namespace: w.ns, Name: "app-1",
+			Owner: owner.Ref{Kind: "ConfigMap", Namespace: w.ns, Name: cm.Name, UID: string(cm.UID)}, Signal: "allocatableMemory.available",
 			Rung: "eviction-api", At: earlier, Created: earlier.Add(-time.Hour)})
 		app2 := w.ownedPod("app-2", ref, 1950*mi) // the replacement, created after that eviction: 98Mi available
 		ps := w.explain(cp.Kubeconfig(), agentConfig)
@@ -111,10 +112,10 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		// after the pod list synced reads it first if it is still pending (ledgerload.go).
 		r := w.start(w.config(false), cp.RESTConfig())
 		eventually(t, 30*time.Second, "app-2 evicted", func() error { return w.onlyTerminating("app-2") })
-		var got loopbreaker.Avoidance
+		var got policy.Avoidance
 		eventually(t, 10*time.Second, "the escalated avoidance in the ledger", func() error {
 			l := w.ledger()
-			got = l.Avoidance(owner.Ref{UID: cm.UID})
+			got = l.Avoidance(owner.Ref{UID: string(cm.UID)})
 			if !got.Loop {
 				return fmt.Errorf("avoidance %+v, want an escalated one", got)
 			}
@@ -134,7 +135,7 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		stress := w.pod("stress", "besteffort", "", 1000*mi)
 		w.pod("burst", "burstable", "50Mi", 300*mi)
 		w.pod("guar", "guaranteed", "200Mi", 150*mi)
-		w.writeLedgerEntry(loopbreaker.Entry{UID: stress.UID, Namespace: w.ns, Name: "stress", Signal: "allocatableMemory.available",
+		w.writeLedgerEntry(policy.HistoryEntry{UID: string(stress.UID), Namespace: w.ns, Name: "stress", Signal: "allocatableMemory.available",
 			Rung: "cgroup-kill", At: time.Now().Add(-10 * time.Second)}, false)
 		// The agent reads its ledger in the background after it starts (NewPendingLedger), and before a
 		// decision once the pod list synced (ledgerload.go). The pressure comes once the agent has run a
@@ -230,12 +231,12 @@ func (w *world) explain(kubeconfig, agentConfig string) *explain.Pressure {
 }
 
 // writeLedger writes a ledger holding e, settled, as the node's annotation (what an earlier agent left).
-func (w *world) writeLedger(e loopbreaker.Entry) { w.writeLedgerEntry(e, true) }
+func (w *world) writeLedger(e policy.HistoryEntry) { w.writeLedgerEntry(e, true) }
 
 // writeLedgerEntry writes a ledger holding e (settled 10s after it when settled) as the node's
 // annotation.
-func (w *world) writeLedgerEntry(e loopbreaker.Entry, settled bool) {
-	l := loopbreaker.NewLedger(loopbreaker.LedgerPolicy{})
+func (w *world) writeLedgerEntry(e policy.HistoryEntry, settled bool) {
+	l := policy.NewHistory(policy.LoopConfig{})
 	l.Record(e)
 	if settled {
 		l.Settle(e.UID, e.At.Add(10*time.Second))
@@ -254,12 +255,12 @@ func (w *world) writeLedgerEntry(e loopbreaker.Entry, settled bool) {
 }
 
 // ledger reads the node's ledger annotation.
-func (w *world) ledger() *loopbreaker.Ledger {
+func (w *world) ledger() *policy.History {
 	n, err := w.client.CoreV1().Nodes().Get(context.Background(), w.node, metav1.GetOptions{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), loopbreaker.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), policy.LoopConfig{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -267,11 +268,11 @@ func (w *world) ledger() *loopbreaker.Ledger {
 }
 
 // ledgerEntry returns the ledger's entry of uid.
-func (w *world) ledgerEntry(uid types.UID) (loopbreaker.Entry, bool) {
+func (w *world) ledgerEntry(uid types.UID) (policy.HistoryEntry, bool) {
 	for _, e := range w.ledger().Entries() {
-		if e.UID == uid {
+		if e.UID == string(uid) {
 			return e, true
 		}
 	}
-	return loopbreaker.Entry{}, false
+	return policy.HistoryEntry{}, false
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -95,14 +96,14 @@ func TestAgentEscalatesAReplacementEvictedAgainAsALoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), loopbreaker.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), policy.LoopConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	as := l.Avoidances(time.Now())
-	atLeast := evictedAgain.Add(loopbreaker.DefaultLoopAvoidance - time.Minute)
-	if len(as) != 1 || as[0].Owner.UID != cm.UID || !as[0].Loop || as[0].Until.Before(atLeast) {
-		t.Errorf("ledger avoidances %+v, want the owner's, escalated (loop) until about %s", as, evictedAgain.Add(loopbreaker.DefaultLoopAvoidance))
+	atLeast := evictedAgain.Add(policy.DefaultLoopAvoidance - time.Minute)
+	if len(as) != 1 || as[0].Owner.UID != string(cm.UID) || !as[0].Loop || as[0].Until.Before(atLeast) {
+		t.Errorf("ledger avoidances %+v, want the owner's, escalated (loop) until about %s", as, evictedAgain.Add(policy.DefaultLoopAvoidance))
 	}
 	w.release("app-2", string(second.UID))
 }

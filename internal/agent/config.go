@@ -7,7 +7,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/actuate"
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
@@ -38,7 +38,7 @@ type Config struct {
 	// PodDiskWalk bounds each pod's disk walk (zero fields: podfs's defaults).
 	PodDiskWalk podfs.Limits
 	Ladder      actuate.LadderConfig
-	Ledger      loopbreaker.LedgerPolicy
+	Ledger      policy.LoopConfig
 	// LoopBreaker enables the ledger's avoidances and loop detection and the pressure taint.
 	LoopBreaker bool
 	// TaintKey is the pressure taint's key.

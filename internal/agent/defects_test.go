@@ -74,14 +74,14 @@ func TestLedgerEntryOlderThanTheInFlightTTLNoLongerBlocksTheEviction(t *testing.
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	var store loopbreakertest.Store
-	l := loopbreaker.NewLedger(loopbreaker.LedgerPolicy{})
-	l.Record(loopbreaker.Entry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungCgroupKill), At: t0.Add(-3 * time.Minute)})
+	l := policy.NewHistory(policy.LoopConfig{})
+	l.Record(policy.HistoryEntry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungCgroupKill), At: t0.Add(-3 * time.Minute)})
 	var b bytes.Buffer
 	if err := loopbreaker.WriteLedger(&b, l); err != nil {
 		t.Fatal(err)
 	}
 	store.Data = b.Bytes()
-	ledger, err := loopbreaker.LoadLedger(ctx, &store, DefaultConfig("node-a").ledgerPolicy(), nil)
+	ledger, err := loopbreaker.LoadLedger(ctx, &store, DefaultConfig("node-a").Ledger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +91,6 @@ func TestLedgerEntryOlderThanTheInFlightTTLNoLongerBlocksTheEviction(t *testing.
 	res := h.sync(time.Second)
 	if d := cmp.Diff(calls, []string{"stress"}); d != "" {
 		t.Errorf("eviction API calls (-got +want):\n%s\ntrace:\n%s", d, res.trace())
-	}
-}
-
-func TestInFlightOutcomeIsNotCountedAsDone(t *testing.T) {
-	h := newHarness(t, nil)
-	h.ladder.results = []actuate.Result{{Outcome: actuate.OutcomeInFlight}} // nothing was requested
-	scenario1(h, 1550*mi)
-	h.sync(time.Second)
-	res := h.sync(time.Second)
-	if d := cmp.Diff(h.ladder.names(), []string{"stress", "stress"}); d != "" {
-		t.Errorf("requests (-got +want): an in-flight answer is not an eviction, its usage is not released:\n%s\ntrace:\n%s", d, res.trace())
 	}
 }
 

@@ -9,7 +9,8 @@
 //     decision runs on fresh node-read stats, never on the kubelet's cached per-pod stats;
 //  2. lists the pods bound to the node from an informer (field selector spec.nodeName), turns each
 //     active pod into a policy.Pod (kubeconv.Candidate and its deletion timestamp), and reads the
-//     ledger's unsettled evictions (what an earlier run of the agent carried out);
+//     ledger's unsettled evictions (what an earlier run of the agent carried out; the policy's in-flight
+//     rule says which still count);
 //  3. runs policy.Step with the outcomes of the previous plan: thresholds (the kubelet's, or raised by
 //     the headroom), the pressure episode, bounded in-flight credit, decision.Step, the victims (to a
 //     target, or the kubelet's one pod), the minute limit, PDB pauses, the API backoff and the trend
@@ -38,13 +39,16 @@
 // /healthz and /readyz mean here. The configuration (flags, file, defaults, validation) is resolved by
 // internal/config/agent alone; FromConfig maps it onto Config and this package writes no default.
 //
-// The escalation of one eviction (skip a pod in flight, avoidance settle, PDB fallback wait, DELETE,
-// cgroup kill) is the policy's (policy.Escalation); actuate.Ladder only carries out its moves. So are
-// the rules across a plan's actions: the rest of the evictions wait once the API is found unavailable
-// (policy.CarryOn), a kill is skipped when the eviction ended the pod (policy.KillAfter), an unlisted
-// pod is killed only under a hard threshold (policy.KillUnlisted), and writes wait out the API backoff
-// (Plan.WritesHeld). What the shell still decides itself (issue 28): which pods found only in the cgroup
-// tree are unlisted candidates at all (unlisted.go: the kernel's view, read from the node).
+// The escalation of one eviction (avoidance settle, PDB fallback wait, DELETE, cgroup kill) is the
+// policy's (policy.Escalation); actuate.Ladder only carries out its moves. So is in flight, one rule
+// with one lifetime (policy.InFlightRule): the ledger stores, the policy decides. So are the rules
+// across a plan's actions: the rest of the evictions wait once the API is found unavailable
+// (policy.CarryOn, on what the attempts learned of the API: policy.Contacted), a kill is skipped when
+// the eviction ended the pod (policy.KillAfter), an unlisted pod is killed only under a hard threshold
+// (policy.KillUnlisted), writes wait out the API backoff (Plan.WritesHeld), and which pods found only
+// in the cgroup tree are unlisted candidates (policy.UnlistedCandidate; unlisted.go only reads the
+// cgroup tree and the processes' oom_score_adj). What is still decided outside internal/policy is
+// listed in docs/decisions/0004-policy-owns-the-lifecycle.md.
 //
 // Time comes from an injected clock.WithTicker; the package never calls time.Now or time.Sleep.
 package agent

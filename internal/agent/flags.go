@@ -3,9 +3,7 @@ package agent
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
 )
 
@@ -29,10 +27,10 @@ func (o *Overrides) Resolve(fs *pflag.FlagSet) (Config, error) {
 // default of its own: every value comes from c (internal/config/agent defaulted it), except the shell's
 // fixed settings the file does not carry (the poll's delta, the avoidance settle).
 func FromConfig(c *agentcfg.Config) Config {
-	n, lb, p := c.Notifiers, c.LoopBreaker, c.Paths
+	n, lb, p, pc := c.Notifiers, c.LoopBreaker, c.Paths, c.PolicyConfig()
 	return Config{
 		Settings: Settings{Node: c.NodeName, SyncPeriod: c.SyncPeriod, PodStatsMaxAge: c.PodStatsMaxAge,
-			Config: c.PolicyConfig()},
+			Config: pc},
 		Notifiers: Notifiers{Memcg: n.Memcg, MemoryEvents: n.Memcg, PSI: n.PSI, PSIWindow: n.PSIWindow,
 			PollInterval: n.PollInterval, PollDelta: agentcfg.PollDelta,
 			PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate},
@@ -41,10 +39,8 @@ func FromConfig(c *agentcfg.Config) Config {
 		CgroupRoot: p.CgroupRoot, ProcRoot: p.ProcRoot,
 		NodefsPath: p.KubeletRootDir, ImagefsPath: p.ImageFsDir, PodLogsDir: p.PodLogsDir, PodsDir: p.KubeletPodsDir,
 		PodDiskWalk: podfs.Limits{MaxEntries: p.PodDiskWalkMaxEntries, MaxDuration: p.PodDiskWalkTimeout},
-		Ladder: actuate.LadderConfig{PDBFallbackWait: c.Ladder.PDBFallbackWait, AllowDelete: c.Ladder.AllowDelete,
-			AllowCgroupKill: c.Ladder.AllowCgroupKill, DryRun: c.DryRun, AvoidanceSettle: actuate.DefaultAvoidanceSettle},
-		Ledger: loopbreaker.LedgerPolicy{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
-			LoopCooldown: lb.LoopCooldown},
+		Ladder:      c.LadderConfig(),
+		Ledger:      c.LoopConfig(),
 		LoopBreaker: lb.Enabled, TaintKey: lb.TaintKey,
 		AvoidanceNamespace: lb.AvoidanceNamespace, AvoidancePrefix: lb.AvoidanceNamePrefix,
 		APITimeout: c.APITimeout, KubeletConfigRefresh: c.KubeletConfigRefresh,

@@ -8,6 +8,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // A restarted agent whose background read of the stored ledger has not run yet: its predecessor
@@ -17,14 +18,14 @@ import (
 func TestAStoredLedgerNotReadYetIsReadBeforeTheFirstDecisionOnceThePodsAreListed(t *testing.T) {
 	h := newHarness(t, nil)
 	var store loopbreakertest.Store
-	l := loopbreaker.NewLedger(loopbreaker.LedgerPolicy{})
-	l.Record(loopbreaker.Entry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungEviction), At: t0.Add(-10 * time.Second)})
+	l := policy.NewHistory(policy.LoopConfig{})
+	l.Record(policy.HistoryEntry{UID: "u-stress", Namespace: "default", Name: "stress", Rung: string(actuate.RungEviction), At: t0.Add(-10 * time.Second)})
 	var b bytes.Buffer
 	if err := loopbreaker.WriteLedger(&b, l); err != nil {
 		t.Fatal(err)
 	}
 	store.Data = b.Bytes()
-	ledger := loopbreaker.NewPendingLedger(&store, DefaultConfig("node-a").ledgerPolicy(), nil)
+	ledger := loopbreaker.NewPendingLedger(&store, DefaultConfig("node-a").Ledger, nil)
 	var calls []string
 	h.agent.Ledger = ledger
 	h.agent.Ladder = &actuate.Ladder{Evictor: &actuate.Evictor{Client: evictionAPI(&calls)}, Ledger: ledger, Clock: h.clock}

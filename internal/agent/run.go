@@ -141,7 +141,7 @@ func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
 			DryRun: r.cfg.Settings.DryRun}
 	}
 	store := &loopbreaker.NodeAnnotationStore{Client: r.client, Node: node, DryRun: r.cfg.Settings.DryRun}
-	ledger := loopbreaker.NewPendingLedger(store, r.cfg.ledgerPolicy(), params)
+	ledger := loopbreaker.NewPendingLedger(store, r.cfg.Ledger, params)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -298,14 +298,6 @@ func (r *runner) podFS() *podfs.Reader {
 			r.metrics.errors.WithLabelValues(stageDiskWalk).Inc()
 			r.log.Warn("pod disk usage is a lower bound: the walk of its volumes and logs stopped at its limit", "pod", uid, "limit", why)
 		}}
-}
-
-// ledgerPolicy is the ledger's windows. Its in-flight timeout is the policy's InFlightTTL: one rule for
-// how long an eviction of a pod still listed counts as in flight, in the ladder and in the policy.
-func (c Config) ledgerPolicy() loopbreaker.LedgerPolicy {
-	p := c.Ledger
-	p.InFlightTimeout = c.Settings.InFlightTTL
-	return p
 }
 
 // retry calls f until it succeeds or ctx is done, backing off from 1s to 30s and logging each failure.

@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
@@ -152,7 +151,7 @@ func (a *Agent) ledgerRead() *policy.Ledger {
 	if a.Ledger == nil {
 		return nil
 	}
-	return loopbreaker.PolicyLedger(a.Ledger.Entries())
+	return policy.LedgerOf(a.Ledger.Entries())
 }
 
 // podsSynced reports whether the pod list is complete.

@@ -29,34 +29,28 @@ type UnlistedPod struct {
 	QOS corev1.PodQOSClass
 }
 
-// protectedOOMScoreAdj is the kubelet's oom_score_adj for Guaranteed and node-critical containers
-// (qos.guaranteedOOMScoreAdj); the pause container has -998.
-const protectedOOMScoreAdj = -997
-
-// unlistedLister lists the BestEffort and Burstable pods of the cgroup tree whose processes the
-// kubelet does not protect.
+// unlistedLister lists the pods of the cgroup tree that may be unlisted candidates
+// (policy.UnlistedCandidate: BestEffort and Burstable pods whose processes the kubelet does not protect).
 func unlistedLister(l cgroupfs.Layout, proc *procfs.Reader) func() ([]UnlistedPod, error) {
 	return func() ([]UnlistedPod, error) {
 		cgs, err := l.PodCgroups()
 		var out []UnlistedPod
 		var errs []error
 		for _, cg := range cgs {
-			var qos corev1.PodQOSClass
-			switch cg.QOS {
-			case "besteffort":
-				qos = corev1.PodQOSBestEffort
-			case "burstable":
-				qos = corev1.PodQOSBurstable
-			default:
-				continue
+			if !policy.UnlistedCandidate(cg.QOS, nil) {
+				continue // its QoS class rules it out: its processes are not read
 			}
 			pids, perr := l.PIDs(cg.Rel)
 			if perr != nil {
 				errs = append(errs, perr)
 				continue
 			}
-			if protected(proc, pids) {
+			if !policy.UnlistedCandidate(cg.QOS, oomScoreAdjs(proc, pids)) {
 				continue
+			}
+			qos := corev1.PodQOSBurstable
+			if cg.QOS == "besteffort" {
+				qos = corev1.PodQOSBestEffort
 			}
 			out = append(out, UnlistedPod{UID: cg.UID, QOS: qos})
 		}
@@ -64,15 +58,15 @@ func unlistedLister(l cgroupfs.Layout, proc *procfs.Reader) func() ([]UnlistedPo
 	}
 }
 
-// protected reports whether a process of pids has the kubelet's protected oom_score_adj. A process that
-// exited meanwhile is skipped.
-func protected(proc *procfs.Reader, pids []int) bool {
+// oomScoreAdjs reads the oom_score_adj of pids; a process that exited meanwhile is skipped.
+func oomScoreAdjs(proc *procfs.Reader, pids []int) []int {
+	var out []int
 	for _, pid := range pids {
-		if adj, err := proc.OOMScoreAdj(pid); err == nil && adj == protectedOOMScoreAdj {
-			return true
+		if adj, err := proc.OOMScoreAdj(pid); err == nil {
+			out = append(out, adj)
 		}
 	}
-	return false
+	return out
 }
 
 // unlistedPods returns, while the pod list is incomplete and the kill is possible, the unlisted pods

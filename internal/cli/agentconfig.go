@@ -5,7 +5,7 @@ import (
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/explain"
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // placeholderNode stands in for the nodeName an agent configuration file usually leaves to the
@@ -16,7 +16,7 @@ const placeholderNode = "explained-node"
 // eviction and the ledger's avoidance windows.
 type agentShell struct {
 	ladder explain.AgentLadder
-	ledger loopbreaker.LedgerPolicy
+	ledger policy.LoopConfig
 	// avoid is loopBreaker.enabled: the ladder avoids and detects loops.
 	avoid bool
 }
@@ -44,11 +44,9 @@ func loadAgentSettings(path string) (*explain.AgentSettings, agentShell, error) 
 	if err != nil {
 		return nil, agentShell{}, err
 	}
-	lb := cfg.LoopBreaker
 	shell := agentShell{ladder: explain.AgentLadder{AllowDelete: cfg.Ladder.AllowDelete, PDBFallbackWait: cfg.Ladder.PDBFallbackWait,
 		AllowCgroupKill: cfg.Ladder.AllowCgroupKill},
-		ledger: loopbreaker.LedgerPolicy{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions, LoopCooldown: lb.LoopCooldown},
-		avoid:  lb.Enabled}
+		ledger: cfg.LoopConfig(), avoid: cfg.LoopBreaker.Enabled}
 	if path == "" {
 		return nil, shell, nil
 	}

@@ -6,14 +6,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // foreseeAvoidance returns explain's foresight of what evicting a pod of the node does to its
-// workload's avoidance of the node, by the agent's own ledger rules (loopbreaker.Ledger.Foresee on the
+// workload's avoidance of the node, by the agent's own ledger rules (policy.History.Foresee on the
 // node's ledger annotation); nil when the annotation cannot be read.
-func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p loopbreaker.LedgerPolicy) func(uid string, at time.Time) string {
+func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p policy.LoopConfig) func(uid string, at time.Time) string {
 	l, err := nodeLedger(node, p)
 	if err != nil {
 		return nil
@@ -28,18 +28,18 @@ func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p loopbreaker.Ledger
 			return ""
 		}
 		o := owner.ControllerOf(pod)
-		if !loopbreaker.Avoidable(o) {
+		if !policy.Avoidable(o) {
 			return ""
 		}
 		before := l.Avoidance(o)
-		a, loop, isLoop := l.Foresee(loopbreaker.Entry{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Owner: o,
+		a, loop, isLoop := l.Foresee(policy.HistoryEntry{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Owner: o,
 			At: at, Created: pod.CreationTimestamp.Time})
 		return avoidanceWords(o, before, a, loop, isLoop, at)
 	}
 }
 
 // avoidanceWords says what an eviction does to the owner's avoidance.
-func avoidanceWords(o owner.Ref, before, after loopbreaker.Avoidance, loop loopbreaker.EvictionLoop, isLoop bool, at time.Time) string {
+func avoidanceWords(o owner.Ref, before, after policy.Avoidance, loop policy.EvictionLoop, isLoop bool, at time.Time) string {
 	until := after.Until.UTC().Format(time.RFC3339)
 	var s string
 	switch {

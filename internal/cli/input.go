@@ -109,7 +109,7 @@ func statsWarnings(s *Snapshot, c rank.Candidate) []string {
 // for the policy's input (none recorded without the annotation; nil, unknown, when it cannot be read,
 // which is a warning naming the file and annotation).
 func readLedger(s *Snapshot, warnings []string) ([]explain.Avoidance, *policy.Ledger, []string) {
-	l, err := nodeLedger(&s.Node, loopbreaker.LedgerPolicy{})
+	l, err := nodeLedger(&s.Node, policy.LoopConfig{})
 	if err != nil {
 		return nil, nil, append(warnings, fmt.Sprintf("%s: annotation %s: %v", s.Origin[FileNode], loopbreaker.LedgerAnnotation, err))
 	}
@@ -117,15 +117,15 @@ func readLedger(s *Snapshot, warnings []string) ([]explain.Avoidance, *policy.Le
 	for _, a := range l.Avoidances(time.Time{}) {
 		out = append(out, explain.Avoidance{Workload: a.Owner.String(), UID: string(a.Owner.UID), Until: a.Until.UTC(), Loop: a.Loop})
 	}
-	return out, loopbreaker.PolicyLedger(l.Entries()), warnings
+	return out, policy.LedgerOf(l.Entries()), warnings
 }
 
 // nodeLedger reads the node's ledger annotation with the ledger policy p (an empty ledger without the
 // annotation: the agent has recorded no eviction there).
-func nodeLedger(n *corev1.Node, p loopbreaker.LedgerPolicy) (*loopbreaker.Ledger, error) {
+func nodeLedger(n *corev1.Node, p policy.LoopConfig) (*policy.History, error) {
 	v, ok := n.Annotations[loopbreaker.LedgerAnnotation]
 	if !ok {
-		return loopbreaker.NewLedger(p), nil
+		return policy.NewHistory(p), nil
 	}
 	return loopbreaker.ReadLedger(strings.NewReader(v), p)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
@@ -103,8 +104,8 @@ func (l *localFlags) input(ctx context.Context, flags *genericclioptions.ConfigF
 		return in, nil, list.Items, nil
 	}
 	in.Reclaimable = reclaimableOf(node, list.Items, in.Snapshot)
-	if led, err := nodeLedger(node, loopbreaker.LedgerPolicy{}); err == nil {
-		in.Ledger = loopbreaker.PolicyLedger(led.Entries())
+	if led, err := nodeLedger(node, policy.LoopConfig{}); err == nil {
+		in.Ledger = policy.LedgerOf(led.Entries())
 	} else {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("node %s: annotation %s: %v", opts.Node, loopbreaker.LedgerAnnotation, err))
 	}

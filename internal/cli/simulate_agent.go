@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/sim"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -25,7 +27,7 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 	if err != nil {
 		return err
 	}
-	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), kubelet, o.KubeletSemantics)
+	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), cfg.LadderConfig(), kubelet, o.KubeletSemantics)
 	n := cfg.Notifiers
 	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentcfg.PollDelta,
 		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
@@ -33,7 +35,14 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 	if cfg.LoopBreaker.Enabled {
 		o.AgentTaintKey = cfg.LoopBreaker.TaintKey // defaulted and validated: never empty
 	}
-	in.notes = append(in.notes, "pressure-agent: "+origin+"; the simulated Eviction API accepts every request")
+	api := "the simulated Eviction API accepts every request"
+	if in.scenario != nil && in.scenario.HasPDB() {
+		ld := cfg.LadderConfig()
+		api = fmt.Sprintf("the simulated Eviction API accepts every request but for the pods a PodDisruptionBudget protects "+
+			"(pods[].pdb), which it refuses: the agent's escalation ladder follows (eviction.allowDelete %t, eviction.pdbFallbackWait %s)",
+			ld.AllowDelete, ld.PDBFallbackWait)
+	}
+	in.notes = append(in.notes, "pressure-agent: "+origin+"; "+api)
 	for _, u := range sim.PolicyAgentUnknowns(cfg.PolicyConfig(), kubelet) {
 		in.notes = append(in.notes, "pressure-agent: not known: "+u)
 	}

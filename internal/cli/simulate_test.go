@@ -25,6 +25,10 @@ func TestSimulateScenariosMatchGolden(t *testing.T) {
 		{"step.txt", []string{"testdata/simulate/step.yaml"}},
 		{"new-pod.txt", []string{"testdata/simulate/new-pod.yaml"}},
 		{"soft.txt", []string{"testdata/simulate/soft.yaml"}},
+		{"pdb.txt", []string{"testdata/simulate/pdb.yaml"}},
+		{"pdb-soft.txt", []string{"testdata/simulate/pdb-soft.yaml"}},
+		{"pdb-soft.json", []string{"testdata/simulate/pdb-soft.yaml", "-o", "json"}},
+		{"pdb-no-delete.txt", []string{"testdata/simulate/pdb.yaml", "--set", "agent.eviction.allowDelete=false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := runCLI(t, append([]string{"simulate"}, tc.args...)...)

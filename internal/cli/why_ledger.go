@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/why"
 )
 
@@ -19,7 +20,7 @@ func ledgerEntries(node *corev1.Node, uid string) ([]why.LedgerEntry, string) {
 	if !ok || uid == "" {
 		return nil, ""
 	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(raw), loopbreaker.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(raw), policy.LoopConfig{})
 	if err != nil {
 		return nil, "node " + node.Name + ": annotation " + loopbreaker.LedgerAnnotation + ": " + err.Error()
 	}

@@ -255,6 +255,6 @@ func (c *Controller) release(uid string) {
 // the evidence still names the nearest owner.
 func resolveOwner(ctx context.Context, r *owner.Resolver, namespace string, ref OwnerRef) (OwnerRef, error) {
 	got, err := r.Resolve(ctx, owner.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: namespace, Name: ref.Name,
-		UID: types.UID(ref.UID)})
-	return OwnerRef{APIVersion: got.APIVersion, Kind: got.Kind, Name: got.Name, UID: string(got.UID)}, err
+		UID: ref.UID})
+	return OwnerRef{APIVersion: got.APIVersion, Kind: got.Kind, Name: got.Name, UID: got.UID}, err
 }

@@ -11,6 +11,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // The avoidance parameters: one ConfigMap per node in the agent's namespace, named
@@ -37,14 +39,14 @@ func AvoidanceName(prefix, node string) (string, error) {
 
 // AvoidanceData is the ConfigMap data of the avoidances: owner UID -> end (RFC 3339, UTC, seconds
 // rounded up so an avoidance never ends early).
-func AvoidanceData(as []Avoidance) map[string]string {
+func AvoidanceData(as []policy.Avoidance) map[string]string {
 	out := make(map[string]string, len(as))
 	for _, a := range as {
 		until := a.Until.UTC()
 		if t := until.Truncate(time.Second); !t.Equal(until) {
 			until = t.Add(time.Second)
 		}
-		out[string(a.Owner.UID)] = until.Format(time.RFC3339)
+		out[a.Owner.UID] = until.Format(time.RFC3339)
 	}
 	return out
 }
@@ -64,7 +66,7 @@ type AvoidanceParams struct {
 }
 
 // Write implements AvoidanceWriter.
-func (p *AvoidanceParams) Write(ctx context.Context, as []Avoidance) error {
+func (p *AvoidanceParams) Write(ctx context.Context, as []policy.Avoidance) error {
 	if p.DryRun {
 		return nil
 	}

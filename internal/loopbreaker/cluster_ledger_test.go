@@ -10,10 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -84,7 +84,7 @@ func TestLedgerReadsOnTheRealAPIServer(t *testing.T) {
 func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
 	ctx, plain, node := rn.ctx, rn.plain, rn.name
 	slow, pause := pausedClient(t, rn.cp.RESTConfig(), http.MethodPatch)
-	pl, err := LoadLedger(ctx, &NodeAnnotationStore{Client: slow, Node: node}, LedgerPolicy{}, nil)
+	pl, err := LoadLedger(ctx, &NodeAnnotationStore{Client: slow, Node: node}, policy.LoopConfig{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
 	first, second := evicted("a", deploy, now), evicted("b", deploy, now.Add(time.Second))
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	record := func(e Entry) {
+	record := func(e policy.HistoryEntry) {
 		defer wg.Done()
 		_, _, err := pl.Record(ctx, e)
 		errs <- err
@@ -103,12 +103,12 @@ func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
 	wg.Add(1)
 	go record(second) // queues behind the first write
 
-	reads := []<-chan struct{}{within(t, 2*time.Second, "InFlight", func() {
-		if !pl.InFlight(first.UID, now) {
+	reads := []<-chan struct{}{within(t, 2*time.Second, "Entries", func() {
+		if !unsettled(pl.Entries(), first.UID) {
 			t.Error("the first eviction is not in flight in memory while its write is paused")
 		}
 		// The second Record changes memory as soon as its goroutine runs, although its write must wait.
-		for deadline := time.Now().Add(time.Second); !pl.InFlight(second.UID, now.Add(time.Second)); {
+		for deadline := time.Now().Add(time.Second); !unsettled(pl.Entries(), second.UID); {
 			if time.Now().After(deadline) {
 				t.Error("the second eviction is not in flight in memory while the first write is paused")
 				return
@@ -136,8 +136,8 @@ func testReadNotBlockedBySlowWrite(t *testing.T, rn realNode) {
 		t.Fatal(err)
 	}
 	stored := n.Annotations[LedgerAnnotation]
-	for _, uid := range []types.UID{first.UID, second.UID} {
-		if !strings.Contains(stored, string(uid)) {
+	for _, uid := range []string{first.UID, second.UID} {
+		if !strings.Contains(stored, uid) {
 			t.Errorf("stored ledger %s lacks the eviction of %s", stored, uid)
 		}
 	}
@@ -160,7 +160,7 @@ func pausedClient(t *testing.T, c *rest.Config, method string) (kubernetes.Inter
 func testReadNotBlockedBySlowLoad(t *testing.T, rn realNode) {
 	ctx, plain, node := rn.ctx, rn.plain, rn.name
 	slow, pause := pausedClient(t, rn.cp.RESTConfig(), http.MethodGet)
-	pl := NewPendingLedger(&NodeAnnotationStore{Client: slow, Node: node}, LedgerPolicy{}, nil)
+	pl := NewPendingLedger(&NodeAnnotationStore{Client: slow, Node: node}, policy.LoopConfig{}, nil)
 	now := time.Now()
 	e := evicted("a", deploy, now)
 	if _, _, err := pl.Record(ctx, e); err != nil { // pending: kept in memory, not written
@@ -169,8 +169,8 @@ func testReadNotBlockedBySlowLoad(t *testing.T, rn realNode) {
 	loaded := make(chan error, 1)
 	go func() { loaded <- pl.Load(ctx) }()
 	<-pause.entered // the GET of the stored ledger is paused
-	done := within(t, 2*time.Second, "InFlight", func() {
-		if !pl.InFlight(e.UID, now) {
+	done := within(t, 2*time.Second, "Entries", func() {
+		if !unsettled(pl.Entries(), e.UID) {
 			t.Error("the eviction recorded before the load is not in flight")
 		}
 	})

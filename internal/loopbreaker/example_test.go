@@ -5,26 +5,15 @@ import (
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
-	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
-// A Deployment's pod is evicted: new pods of its ReplicaSet avoid the node for the cooldown. Its
-// replacement came back after that and is evicted again: a loop, and a longer avoidance.
-func ExampleLedger() {
-	web := owner.Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d8f", UID: "rs1"}
-	l := loopbreaker.NewLedger(loopbreaker.LedgerPolicy{Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopCooldown: 30 * time.Minute})
-	t0 := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
-	l.Record(loopbreaker.Entry{UID: "p1", Namespace: "shop", Name: "web-1", Owner: web, Signal: "memory.available", At: t0})
-
-	fmt.Println("in flight:", l.InFlight("p1", t0.Add(time.Second)))
-	fmt.Println("avoid until:", l.Avoidance(web).Until.Format(time.TimeOnly))
-	loop, ok := l.Record(loopbreaker.Entry{UID: "p2", Namespace: "shop", Name: "web-2", Owner: web, Signal: "memory.available",
-		At: t0.Add(7 * time.Minute), Created: t0.Add(time.Second)})
-	fmt.Println("loop:", ok, loop.Owner, loop.Since, loop.Evictions)
-	fmt.Println("avoid until:", loop.Until.Format(time.TimeOnly))
+// The avoidance ConfigMap's data: each avoiding owner's UID and the end of its avoidance, in UTC and
+// rounded up to the second so that it never ends early.
+func ExampleAvoidanceData() {
+	end := time.Date(2026, 11, 29, 15, 5, 0, 500_000_000, time.UTC)
+	data := loopbreaker.AvoidanceData([]policy.Avoidance{{Owner: policy.Workload{Kind: "Deployment", Name: "web", UID: "uid-web"}, Until: end}})
+	fmt.Println(data["uid-web"])
 	// Output:
-	// in flight: true
-	// avoid until: 15:05:00
-	// loop: true ReplicaSet/shop/web-5d8f 7m0s 2
-	// avoid until: 15:37:00
+	// 2026-11-29T15:05:01Z
 }

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // LedgerAnnotation is the Node annotation that stores the ledger.
@@ -23,7 +23,7 @@ import (
 // need create/update rights in which every node's agent could overwrite every other node's ledger. The
 // ledger's lifetime is the node's: a deleted and re-registered node starts clean. `kubectl get node -o
 // yaml` shows it next to the taint it explains. The cost is size and watch traffic: the ledger is capped
-// (LedgerPolicy.MaxEntries, about 250 bytes an entry) and written only when an eviction, a settlement
+// (policy.LoopConfig.MaxEntries, about 250 bytes an entry) and written only when an eviction, a settlement
 // or a loop changes it, which is rare next to the kubelet's 10 s status updates.
 const LedgerAnnotation = "pressure.kube-pressure.io/ledger"
 
@@ -75,26 +75,29 @@ func (s *NodeAnnotationStore) Save(ctx context.Context, data []byte) error {
 // AvoidanceWriter publishes the node's avoidances where the admission policy reads them
 // (AvoidanceParams).
 type AvoidanceWriter interface {
-	Write(ctx context.Context, as []Avoidance) error
+	Write(ctx context.Context, as []policy.Avoidance) error
 }
 
-// PersistentLedger is a Ledger kept in a LedgerStore, safe for concurrent use. Every change is saved
-// before the method returns; a failed save keeps the change in memory and returns the error (the next
-// save writes it). When Params is set, every change of the avoidances in force is also written there
+// PersistentLedger is the node's eviction history (policy.History: the rules) kept in a LedgerStore, safe
+// for concurrent use. It decides nothing: each method runs the policy's rule and stores the result.
+// Every change is saved before the method returns; a failed save keeps the change in memory and returns
+// the error (the next save writes it). When Params is set, every change of the avoidances in force is also written there
 // (and retried at the next change or Prune until it succeeds).
 //
 // Its mutex only guards memory: no API call is made while it is held, so a decision reading the ledger
-// (InFlight, Avoidances, Entries) never waits for a slow API server. A write copies the ledger under the
+// (Avoidances, Entries) never waits for a slow API server. A write copies the ledger under the
 // mutex and writes outside it; writes are serialized by a second mutex that readers never take, and each
 // write takes the newest copy when its turn comes, so the store never goes back to an older state (gen
 // counts the changes, saved is the newest generation the store holds).
 type PersistentLedger struct {
 	mu     sync.Mutex
-	l      *Ledger
+	l      *policy.History
 	store  LedgerStore
 	params AvoidanceWriter
+	// cfg is the loop rules ReadLedger reads the stored history under.
+	cfg policy.LoopConfig
 	// published is what params last accepted; nil until the first success.
-	published []Avoidance
+	published []policy.Avoidance
 	// unreadable is why the stored ledger was not used; with unreadable.Newer nothing is saved.
 	unreadable *UnreadableLedgerError
 	// pending: the stored ledger is not read yet (NewPendingLedger); nothing is saved, dirty and
@@ -115,8 +118,8 @@ type PersistentLedger struct {
 // newer agent) is not retried forever but gives an empty ledger, with the reason in Unreadable. A newer
 // agent's ledger is never overwritten (this ledger then lives in memory only); any other is replaced at
 // the next change.
-func LoadLedger(ctx context.Context, store LedgerStore, p LedgerPolicy, params AvoidanceWriter) (*PersistentLedger, error) {
-	pl := NewPendingLedger(store, p, params)
+func LoadLedger(ctx context.Context, store LedgerStore, c policy.LoopConfig, params AvoidanceWriter) (*PersistentLedger, error) {
+	pl := NewPendingLedger(store, c, params)
 	if err := pl.Load(ctx); err != nil {
 		return nil, err
 	}
@@ -126,8 +129,8 @@ func LoadLedger(ctx context.Context, store LedgerStore, p LedgerPolicy, params A
 // NewPendingLedger returns an empty ledger not loaded from store yet, for an agent that starts while the
 // API server is down: it records in memory and saves nothing (it would overwrite the stored ledger it
 // has not read) until Load succeeds.
-func NewPendingLedger(store LedgerStore, p LedgerPolicy, params AvoidanceWriter) *PersistentLedger {
-	return &PersistentLedger{l: NewLedger(p), store: store, params: params, pending: true}
+func NewPendingLedger(store LedgerStore, c policy.LoopConfig, params AvoidanceWriter) *PersistentLedger {
+	return &PersistentLedger{l: policy.NewHistory(c), cfg: c, store: store, params: params, pending: true}
 }
 
 // Load reads the stored ledger and merges it into this one (its entries and avoidances are added to
@@ -149,11 +152,11 @@ func (p *PersistentLedger) Load(ctx context.Context) error {
 	}
 	p.pending = false
 	if len(bytes.TrimSpace(data)) > 0 {
-		stored, err := ReadLedger(bytes.NewReader(data), p.l.policy)
+		stored, err := ReadLedger(bytes.NewReader(data), p.cfg)
 		if err != nil {
 			p.unreadable = &UnreadableLedgerError{Value: string(data), Newer: errors.Is(err, ErrLedgerVersion) && newerVersion(data), Err: err}
 		} else {
-			p.l.merge(stored)
+			p.l.Merge(stored)
 		}
 	}
 	dirty, at := p.dirty, p.lastChange
@@ -180,7 +183,7 @@ func (p *PersistentLedger) Unreadable() *UnreadableLedgerError {
 
 // change runs f on the ledger under the memory mutex; when f reports a change, it counts a generation
 // (or, before Load, marks the ledger dirty).
-func (p *PersistentLedger) change(now time.Time, f func(l *Ledger) bool) bool {
+func (p *PersistentLedger) change(now time.Time, f func(h *policy.History) bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !f(p.l) {
@@ -196,7 +199,7 @@ func (p *PersistentLedger) change(now time.Time, f func(l *Ledger) bool) bool {
 // copyForWrite is, under the memory mutex, what a write is to send: the avoidances in force at now when
 // they differ from the last publication (nil when not), and the encoded ledger with its generation when
 // the store is behind (nil when not, before Load, or when the stored ledger is a newer agent's).
-func (p *PersistentLedger) copyForWrite(now time.Time, store bool) (as []Avoidance, publish bool, data []byte, gen uint64, err error) {
+func (p *PersistentLedger) copyForWrite(now time.Time, store bool) (as []policy.Avoidance, publish bool, data []byte, gen uint64, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.params != nil {
@@ -229,7 +232,7 @@ func (p *PersistentLedger) flushPublished(ctx context.Context, now time.Time, st
 	if publish {
 		if perr = p.params.Write(ctx, as); perr == nil {
 			p.mu.Lock()
-			p.published = append([]Avoidance{}, as...)
+			p.published = append([]policy.Avoidance{}, as...)
 			p.mu.Unlock()
 		}
 	}
@@ -243,7 +246,7 @@ func (p *PersistentLedger) flushPublished(ctx context.Context, now time.Time, st
 	return publish && perr == nil, errors.Join(err, perr, serr)
 }
 
-func sameAvoidances(a, b []Avoidance) bool {
+func sameAvoidances(a, b []policy.Avoidance) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -255,37 +258,27 @@ func sameAvoidances(a, b []Avoidance) bool {
 	return true
 }
 
-// InFlight reports Ledger.InFlight.
-func (p *PersistentLedger) InFlight(uid types.UID, now time.Time) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.l.InFlight(uid, now)
-}
-
-// Record records e (Ledger.Record), prunes as of e.At and saves.
-func (p *PersistentLedger) Record(ctx context.Context, e Entry) (EvictionLoop, bool, error) {
-	var loop EvictionLoop
+// Record records e (policy.History.Record), prunes as of e.At and saves.
+func (p *PersistentLedger) Record(ctx context.Context, e policy.HistoryEntry) (policy.EvictionLoop, bool, error) {
+	var loop policy.EvictionLoop
 	var ok bool
-	p.change(e.At, func(l *Ledger) bool {
-		loop, ok = l.Record(e)
-		l.Prune(e.At)
+	p.change(e.At, func(h *policy.History) bool {
+		loop, ok = h.Record(e)
+		h.Prune(e.At)
 		return true
 	})
 	return loop, ok, p.flush(ctx, e.At, true)
 }
 
-// Avoid runs Ledger.Avoid for now + the cooldown, publishes the avoidances and saves the ledger, so the
-// owner's replacement is already kept off the node when the caller evicts. It returns the avoidance that
-// was in force before (for Restore) and whether the publication changed.
-func (p *PersistentLedger) Avoid(ctx context.Context, o owner.Ref, now time.Time) (Avoidance, bool, error) {
-	var prev Avoidance
-	if !p.change(now, func(l *Ledger) bool {
-		prev = l.Avoidance(o)
-		if !Avoidable(o) {
-			return false
-		}
-		l.Avoid(o, now.Add(l.policy.Cooldown), false)
-		return true
+// Avoid runs policy.History.AvoidBefore, publishes the avoidances and saves the ledger, so the owner's
+// replacement is already kept off the node when the caller evicts. It returns the avoidance that was in
+// force before (for Restore) and whether the publication changed.
+func (p *PersistentLedger) Avoid(ctx context.Context, o policy.Workload, now time.Time) (policy.Avoidance, bool, error) {
+	var prev policy.Avoidance
+	if !p.change(now, func(h *policy.History) bool {
+		var avoided bool
+		prev, avoided = h.AvoidBefore(o, now)
+		return avoided
 	}) {
 		return prev, false, nil
 	}
@@ -293,39 +286,39 @@ func (p *PersistentLedger) Avoid(ctx context.Context, o owner.Ref, now time.Time
 	return prev, published, err
 }
 
-// Restore runs Ledger.Restore and saves.
-func (p *PersistentLedger) Restore(ctx context.Context, o owner.Ref, prev Avoidance, now time.Time) error {
-	if !Avoidable(o) {
+// Restore runs policy.History.Restore and saves.
+func (p *PersistentLedger) Restore(ctx context.Context, o policy.Workload, prev policy.Avoidance, now time.Time) error {
+	if !policy.Avoidable(o) {
 		return nil
 	}
-	p.change(now, func(l *Ledger) bool { l.Restore(o, prev); return true })
+	p.change(now, func(h *policy.History) bool { h.Restore(o, prev); return true })
 	return p.flush(ctx, now, true)
 }
 
 // Settle marks uid's eviction finished and saves when that changed anything.
-func (p *PersistentLedger) Settle(ctx context.Context, uid types.UID, now time.Time) error {
-	if !p.change(now, func(l *Ledger) bool { return l.Settle(uid, now) }) {
+func (p *PersistentLedger) Settle(ctx context.Context, uid string, now time.Time) error {
+	if !p.change(now, func(h *policy.History) bool { return h.Settle(uid, now) }) {
 		return nil
 	}
 	return p.flush(ctx, now, true)
 }
 
-// Prune runs Ledger.Prune and saves when it changed anything; it also publishes the avoidances when the
-// last publication failed or never happened.
+// Prune runs policy.History.Prune and saves when it changed anything; it also publishes the avoidances
+// when the last publication failed or never happened.
 func (p *PersistentLedger) Prune(ctx context.Context, now time.Time) error {
-	changed := p.change(now, func(l *Ledger) bool { return l.Prune(now) })
+	changed := p.change(now, func(h *policy.History) bool { return h.Prune(now) })
 	return p.flush(ctx, now, changed)
 }
 
 // Avoidances returns the avoidances in force at now.
-func (p *PersistentLedger) Avoidances(now time.Time) []Avoidance {
+func (p *PersistentLedger) Avoidances(now time.Time) []policy.Avoidance {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.l.Avoidances(now)
 }
 
 // Entries returns a copy of the entries, oldest first.
-func (p *PersistentLedger) Entries() []Entry {
+func (p *PersistentLedger) Entries() []policy.HistoryEntry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.l.Entries()

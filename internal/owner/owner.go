@@ -9,41 +9,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Ref is a workload: a controller users look at (a Deployment rather than its ReplicaSet). The zero Ref
-// means a bare pod. The JSON form is what the agent's ledger stores.
-type Ref struct {
-	APIVersion string    `json:"apiVersion,omitempty"`
-	Kind       string    `json:"kind,omitempty"`
-	Namespace  string    `json:"namespace,omitempty"`
-	Name       string    `json:"name,omitempty"`
-	UID        types.UID `json:"uid,omitempty"`
-}
-
-// IsZero reports a bare pod.
-func (r Ref) IsZero() bool { return r.Kind == "" && r.Name == "" }
-
-// String is kind/namespace/name.
-func (r Ref) String() string {
-	if r.IsZero() {
-		return "<none>"
-	}
-	return r.Kind + "/" + r.Namespace + "/" + r.Name
-}
-
-// Same reports the same workload: by UID when both have one, else by kind, namespace and name.
-func (r Ref) Same(o Ref) bool {
-	if r.IsZero() || o.IsZero() {
-		return false
-	}
-	if r.UID != "" && o.UID != "" {
-		return r.UID == o.UID
-	}
-	return r.Kind == o.Kind && r.Namespace == o.Namespace && r.Name == o.Name
-}
+// means a bare pod. It is the policy's Workload (policy.Workload: IsZero, String, Same), kept under this
+// name for the many callers that resolve owners.
+type Ref = policy.Workload
 
 // ControllerOf returns the pod's controller owner reference as a Ref (zero for a bare pod).
 func ControllerOf(pod *v1.Pod) Ref {
@@ -51,7 +25,7 @@ func ControllerOf(pod *v1.Pod) Ref {
 	if ref == nil {
 		return Ref{}
 	}
-	return Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: pod.Namespace, Name: ref.Name, UID: ref.UID}
+	return Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: pod.Namespace, Name: ref.Name, UID: string(ref.UID)}
 }
 
 // isReplicaSet reports an apps ReplicaSet (the only kind Workload lifts).
@@ -64,14 +38,14 @@ func isReplicaSet(r Ref) bool {
 // ReplicaSet is gone, and the reference is kept. Other kinds (StatefulSet, DaemonSet, Job, ...) are
 // their own workload.
 func Workload(r Ref, rs *appsv1.ReplicaSet) Ref {
-	if !isReplicaSet(r) || rs == nil || (r.UID != "" && rs.UID != r.UID) {
+	if !isReplicaSet(r) || rs == nil || (r.UID != "" && string(rs.UID) != r.UID) {
 		return r
 	}
 	c := metav1.GetControllerOf(rs)
 	if c == nil || c.Kind != "Deployment" {
 		return r
 	}
-	return Ref{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: r.Namespace, Name: c.Name, UID: c.UID}
+	return Ref{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: r.Namespace, Name: c.Name, UID: string(c.UID)}
 }
 
 // Resolver resolves workloads through the API. Results are cached by ReplicaSet UID (a ReplicaSet
@@ -80,7 +54,7 @@ type Resolver struct {
 	Client kubernetes.Interface
 
 	mu    sync.Mutex
-	cache map[types.UID]Ref
+	cache map[string]Ref
 }
 
 // Resolve returns the workload of a controller reference. On error it returns ref itself with the
@@ -103,10 +77,10 @@ func (r *Resolver) Resolve(ctx context.Context, ref Ref) (Ref, error) {
 		return ref, fmt.Errorf("get replicaset %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	got = Workload(ref, rs)
-	if ref.UID != "" && rs.UID == ref.UID {
+	if ref.UID != "" && string(rs.UID) == ref.UID {
 		r.mu.Lock()
 		if r.cache == nil {
-			r.cache = map[types.UID]Ref{}
+			r.cache = map[string]Ref{}
 		}
 		r.cache[ref.UID] = got
 		r.mu.Unlock()

@@ -130,7 +130,8 @@ const (
 	// sooner ends in a kernel OOM kill (docs/benchmarks.md).
 	DefaultEvictionLead = 2 * time.Second
 	// DefaultInFlightTTL is how long a requested eviction (or kill) of a pod that is still listed and not
-	// terminating counts as in flight: the one rule for the agent's own requests and the ledger's.
+	// terminating counts as in flight (InFlightRule): the one rule for the agent's own requests and the
+	// ledger's entries.
 	DefaultInFlightTTL = 2 * time.Minute
 	// DefaultTerminatingMargin is how long after the end of its grace period (metadata.deletionTimestamp)
 	// a terminating pod's usage still counts as about to be released. The kubelet kills a pod within
@@ -163,7 +164,8 @@ type Config struct {
 	// 0 disables it.
 	EvictionLead time.Duration
 	// InFlightTTL is how long a requested eviction of a pod still listed without a deletion timestamp
-	// counts as in flight (the agent's own requests and the ledger's alike).
+	// counts as in flight: the lifetime of the in-flight rule (Config.InFlight), for the agent's own
+	// requests and the ledger's entries alike.
 	InFlightTTL time.Duration
 	// TerminatingMargin: a terminating pod's usage is credited until its deletion timestamp plus this.
 	TerminatingMargin time.Duration

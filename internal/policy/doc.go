@@ -55,12 +55,31 @@
 // later") opens or extends it, only an answer resets it, and a cgroup kill does neither.
 //
 // Escalation (escalate.go) is the escalation ladder of one planned eviction, also pure: the shell
-// (actuate.Ladder) asks Next for one move (skip a pod in flight, publish the avoidance, wait, Eviction
-// API, DELETE, cgroup kill, stop), carries it out and feeds back what happened (Avoided, Waited, Tried).
+// (actuate.Ladder) asks Next for one move (publish the avoidance, wait, Eviction API, DELETE, cgroup
+// kill, stop), carries it out and feeds back what happened (Avoided, Waited, Tried). A pod terminating
+// or in flight never gets a ladder: Step does not plan it.
 // A hard eviction refused by a PodDisruptionBudget is asked once more after LadderConfig.PDBFallbackWait
 // and then DELETEd (AllowDelete); a soft one never is; an API that gives no answer under hard pressure
-// leads to the cgroup kill (AllowCgroupKill). IfRefused foresees the moves after a refusal for explain.
-// carry.go holds the rules across a plan's actions (CarryOn, KillAfter, KillUnlisted, Plan.WritesHeld).
+// leads to the cgroup kill (AllowCgroupKill). Foresee runs the same ladder against an API whose answers
+// are known (PDBRefuses, APIAccepts): the simulator runs it for every planned eviction, and IfRefused
+// (the moves after a refusal) is what explain shows. carry.go holds the rules across a plan's actions
+// (CarryOn, Contacted, KillAfter, KillUnlisted, UnlistedCandidate, Plan.WritesHeld).
+//
+// In flight (inflight.go) is one rule with one lifetime, InFlightRule (Config.InFlight, InFlightTTL): an
+// eviction is in flight from its request until its pod leaves the pod list, a pod still listed and not
+// terminating only for InFlightTTL. The State's flights, the ledger entries a restarted agent reads
+// (Input.InFlight) and History.Prune all follow it; nothing else decides whether a pod is in flight.
+//
+// History (loop.go, avoid.go) is the node's memory of the agent's evictions and the rules that change it,
+// pure like the rest: Record says whether an eviction closes an eviction loop (its pod was created after
+// an earlier eviction of the same owner within LoopConfig.Window, and the owner has LoopEvictions
+// evictions there) and starts the owner's avoidance of the node (Cooldown; LoopCooldown after a loop);
+// AvoidBefore is the avoidance the ladder publishes before it evicts, Restore takes it back; Avoid keeps
+// at most MaxEntries avoidances (those that end first go); Prune forgets ended avoidances and entries out
+// of the window that are not in flight; Foresee is what an eviction would do, for explain. Only an
+// Avoidable Workload is avoided. LedgerOf is the History's entries as NewInput reads them.
+// internal/loopbreaker stores a History (the Node annotation, the avoidance ConfigMap) and decides
+// nothing.
 //
 // NewInput (read.go) builds the Input from what a shell read (Read: the pods in any phase, the ledger's
 // evictions, the reclaim estimate, the outcomes) and says what the read did not know; the agent, explain

@@ -58,7 +58,6 @@ type MoveKind string
 
 // Moves.
 const (
-	MoveSkip   MoveKind = "skip"    // the pod is terminating or in flight: request nothing
 	MoveDryRun MoveKind = "dry-run" // write a "would evict" event, nothing else
 	MoveAvoid  MoveKind = "avoid"   // publish the owner's avoidance of the node (report Avoided)
 	MoveWait   MoveKind = "wait"    // wait Move.Wait (report Waited)
@@ -86,8 +85,9 @@ type Attempt struct {
 // Escalation is the ladder state of one pod's eviction. The zero value with Hard set (or not) is a ladder
 // not started.
 type Escalation struct {
-	// Hard reports a hard threshold; Skip a pod terminating or already in flight.
-	Hard, Skip bool
+	// Hard reports a hard threshold. A pod terminating or already in flight never gets a ladder: the
+	// policy does not plan it (InFlightRule).
+	Hard bool
 	// Killer reports that the shell can kill on the node (a cgroup killer is configured).
 	Killer bool
 	// Attempts are the rungs tried, in order.
@@ -139,8 +139,6 @@ func (e *Escalation) Carried() bool {
 // Next returns the next move of the ladder.
 func (e *Escalation) Next(cfg LadderConfig) Move {
 	switch {
-	case e.Skip:
-		return Move{Kind: MoveSkip, Why: "terminating or in flight: not requested again"}
 	case cfg.DryRun:
 		return Move{Kind: MoveDryRun, Why: "dry-run: a would-evict event only"}
 	case !e.avoided:
@@ -185,8 +183,30 @@ func (e *Escalation) refusals() int {
 // IfRefused returns the moves the ladder makes after a PodDisruptionBudget refuses the first eviction
 // request and every later one (the PDB never allows): what explain shows for a PDB-protected victim.
 func IfRefused(cfg LadderConfig, hard bool) []Move {
-	e := Escalation{Hard: hard, avoided: true}
-	e.Tried(Attempt{Rung: RungEviction, Result: ResultRefused})
+	moves, _ := Foresee(cfg, hard, PDBRefuses)
+	return moves[1:] // after the first request, which is refused
+}
+
+// PDBRefuses is the API of a pod a PodDisruptionBudget protects that never allows a disruption: the
+// Eviction API refuses, a DELETE is accepted.
+func PDBRefuses(r Rung) Result {
+	if r == RungEviction {
+		return ResultRefused
+	}
+	return ResultEvicted
+}
+
+// APIAccepts is the API of a pod nothing protects: every request is accepted.
+func APIAccepts(Rung) Result { return ResultEvicted }
+
+// Foresee runs the ladder of one eviction against an API whose answers are known (api answers each
+// request by its rung; the API always answers, so the cgroup kill never comes) and returns the moves
+// after the avoidance step, in order, and the escalation at its end (Last, Carried, Waits). It is the
+// ladder actuate.Ladder carries out, by the same Next: what the simulator and explain show of a
+// PodDisruptionBudget.
+func Foresee(cfg LadderConfig, hard bool, api func(Rung) Result) ([]Move, Escalation) {
+	e := Escalation{Hard: hard}
+	e.Avoided(false)
 	var out []Move
 	for len(out) < 8 {
 		m := e.Next(cfg)
@@ -195,12 +215,23 @@ func IfRefused(cfg LadderConfig, hard bool) []Move {
 		case MoveWait:
 			e.Waited(true)
 		case MoveEvict:
-			e.Tried(Attempt{Rung: RungEviction, Result: ResultRefused})
+			e.Tried(Attempt{Rung: RungEviction, Result: api(RungEviction)})
 		case MoveDelete:
-			e.Tried(Attempt{Rung: RungDelete, Result: ResultEvicted})
+			e.Tried(Attempt{Rung: RungDelete, Result: api(RungDelete)})
 		default:
-			return out
+			return out, e
 		}
 	}
-	return out
+	return out, e
+}
+
+// Waited returns the time the moves spent waiting.
+func Waited(moves []Move) time.Duration {
+	var d time.Duration
+	for _, m := range moves {
+		if m.Kind == MoveWait {
+			d += m.Wait
+		}
+	}
+	return d
 }

@@ -92,8 +92,6 @@ func TestEscalation(t *testing.T) {
 			want: []string{"avoid", "evict", "wait 5s", "evict", "delete", "kill", "stop"}, carried: true},
 		{name: "a pod already gone is not retried", cfg: full, esc: Escalation{Hard: true, Killer: true},
 			answers: []Attempt{{Result: ResultGone}}, want: []string{"avoid", "evict", "stop"}},
-		{name: "a terminating or in-flight pod is not requested again", cfg: full, esc: Escalation{Hard: true, Skip: true},
-			want: []string{"skip"}},
 		{name: "dry-run asks nothing", cfg: LadderConfig{DryRun: true, AllowDelete: true}, esc: Escalation{Hard: true},
 			want: []string{"dry-run"}},
 	}

@@ -9,9 +9,8 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// forget drops the flights of pods no longer listed and of pods still listed, not terminating, whose
-// flight is older than InFlightTTL (a lost eviction, or a pod killed on the node that restarted), and
-// the refusals whose pause is over.
+// forget drops the flights the in-flight rule (InFlightRule) no longer holds for, and the refusals whose
+// pause is over.
 func (st *State) forget(now time.Time, pods []Pod, cfg Config) {
 	listed := make(map[string]Pod, len(pods))
 	for _, p := range pods {
@@ -19,7 +18,7 @@ func (st *State) forget(now time.Time, pods []Pod, cfg Config) {
 	}
 	for uid, f := range st.flights {
 		p, ok := listed[uid]
-		if !ok || (!p.Terminating() && now.Sub(f.since) >= cfg.InFlightTTL) {
+		if !cfg.InFlight().Holds(f.since, now, stateOf(p, ok)) {
 			delete(st.flights, uid)
 		}
 	}
@@ -31,8 +30,8 @@ func (st *State) forget(now time.Time, pods []Pod, cfg Config) {
 }
 
 // adopt starts the flights the policy did not plan: a terminating pod first seen (its deletion came
-// from elsewhere, or the agent restarted), and a ledger entry younger than InFlightTTL of a pod still
-// listed (a restarted agent's earlier request). The credit bound is the pod's usage now: the best known
+// from elsewhere, or the agent restarted), and a ledger entry of a pod still listed that the in-flight
+// rule holds for (a restarted agent's earlier request). The credit bound is the pod's usage now: the best known
 // of what it had when its eviction started.
 func (st *State) adopt(now time.Time, pods []Pod, ledger []InFlight, cfg Config) {
 	entries := map[string]InFlight{}
@@ -53,7 +52,7 @@ func (st *State) adopt(now time.Time, pods []Pod, ledger []InFlight, cfg Config)
 			st.flights[uid] = f
 		case !ok:
 			e, inLedger := entries[uid]
-			if inLedger && now.Sub(e.At) < cfg.InFlightTTL {
+			if inLedger && cfg.InFlight().Holds(e.At, now, PodListed) {
 				f = st.bound(p.Candidate, e.At, "in the ledger ("+e.Rung+")")
 				f.observed = true
 				st.flights[uid] = f

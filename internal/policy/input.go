@@ -29,7 +29,7 @@ type Input struct {
 	// each with its stats from Snapshot.Pods.
 	Pods []Pod
 	// InFlight are the evictions the agent's ledger holds as not settled: what a restarted agent knows
-	// of its earlier requests. Entries older than Config.InFlightTTL are ignored.
+	// of its earlier requests. Those the in-flight rule (Config.InFlight) no longer holds for are ignored.
 	InFlight []InFlight
 	// Outcomes are what happened to the actions of earlier Plans since the last Step, in any order.
 	Outcomes []Outcome
@@ -111,8 +111,6 @@ const (
 	ResultFailed Result = "failed"
 	// ResultKilled: the pod's processes were SIGKILLed on the node.
 	ResultKilled Result = "killed"
-	// ResultInFlight: nothing was requested, the pod was already terminating. Not an eviction done.
-	ResultInFlight Result = "in-flight"
 	// ResultDryRun: dry-run, a "would evict" event and nothing else.
 	ResultDryRun Result = "dry-run"
 	// ResultNotAttempted: the shell did not carry the action out (shutting down, or the API found

@@ -46,7 +46,7 @@ func (st *State) evictOutcome(o Outcome, p *Plan) {
 	case ResultRefused:
 		st.refused[o.UID] = refusal{at: o.At, hard: f.hard}
 		p.tr().add(KindOutcome, o.UID, "eviction refused by a PodDisruptionBudget: paused, the next pod is tried")
-	case ResultInFlight, ResultNotAttempted:
+	case ResultNotAttempted:
 		st.refund(o.UID)
 		p.tr().add(KindOutcome, o.UID, fmt.Sprintf("eviction %s: nothing was requested, not counted", o.Result))
 	default:

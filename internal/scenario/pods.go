@@ -11,7 +11,7 @@ import (
 )
 
 var podFields = []string{"name", "namespace", "priority", "critical", "qos", "requests", "limits", "start", "usage",
-	"terminationGracePeriodSeconds"}
+	"terminationGracePeriodSeconds", "pdb"}
 
 // pods parses the pods list.
 func (d *doc) pods(s *Scenario, n *yaml.Node) {
@@ -86,6 +86,15 @@ func (d *doc) pod(path string, n *yaml.Node) (sim.ModelPod, bool) {
 	}
 	if v, ok := f["usage"]; ok {
 		p.Usage, _ = d.ramp(path+".usage", v)
+	}
+	if v, ok := f["pdb"]; ok {
+		switch b, _ := d.scalar(path+".pdb", v); b {
+		case "true":
+			p.PDB = true
+		case "false":
+		default:
+			d.fail(path+".pdb", v, "want true or false")
+		}
 	}
 	return p, len(d.errs) == errs
 }

@@ -196,3 +196,13 @@ func (s *Scenario) Model(cfg threshold.Config) (sim.Model, error) {
 	return sim.Model{Start: Epoch, Duration: s.Duration, NodeCapacity: s.Memory, PodsCapacity: mem.PodsCgroupLimit,
 		System: s.System, Pods: s.Pods, PodStatsInterval: s.PodStatsInterval, PodStatsMaxInterval: s.PodStatsMaxInterval}, nil
 }
+
+// HasPDB reports whether a PodDisruptionBudget protects one of the pods (pods[].pdb).
+func (s *Scenario) HasPDB() bool {
+	for _, p := range s.Pods {
+		if p.PDB {
+			return true
+		}
+	}
+	return false
+}

@@ -30,6 +30,9 @@ type AgentInput struct {
 	// Deletion holds, by UID, the deletion timestamp (the end of the grace period) of the pods this
 	// agent evicted that still run: they are terminating.
 	Deletion map[string]time.Time
+	// PDB holds the UIDs of the pods a PodDisruptionBudget protects: the simulated Eviction API refuses
+	// their evictions, a DELETE is accepted.
+	PDB map[string]bool
 }
 
 // AgentPlan is what one step decided.
@@ -68,6 +71,14 @@ type AgentEviction struct {
 	Message      string
 	// Threshold describes the threshold acted on ("" : the agent's resolved threshold of Signal).
 	Threshold string
+	// Rung is the rung that ended the pod (policy.RungEviction, policy.RungDelete); After is how long
+	// the agent's escalation waited before it (the PodDisruptionBudget fallback wait, and the waits of
+	// the plan's evictions before this one: the shell carries them out one after the other). Refused:
+	// a PodDisruptionBudget refused and the ladder stopped (a soft threshold, or no DELETE fallback);
+	// the pod keeps running.
+	Rung    string
+	After   time.Duration
+	Refused bool
 }
 
 // agent drives an Agent in one run: its periodic syncs, its poll wake-ups and its taint.
@@ -117,8 +128,11 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 	mem := r.node.memory(t)
 	obs := observations(mem, t)
 	var pods []PodInfo
-	deletion := map[string]time.Time{}
+	deletion, pdb := map[string]time.Time{}, map[string]bool{}
 	for _, p := range r.node.active(t) {
+		if p.PDB {
+			pdb[p.Candidate.UID] = true
+		}
 		k, ok := r.node.killed[p.Candidate.UID]
 		switch {
 		case ok && k.by == ActorKubelet:
@@ -136,7 +150,7 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 		}
 	}
 	snap.PodsMemory = podsMemory(cands)
-	plan := g.a.Step(AgentInput{Now: t, Snapshot: snap, Candidates: cands, Deletion: deletion})
+	plan := g.a.Step(AgentInput{Now: t, Snapshot: snap, Candidates: cands, Deletion: deletion, PDB: pdb})
 	g.lastSeen = map[signal.Signal]int64{}
 	for sig, o := range obs {
 		g.lastSeen[sig] = o.Available
@@ -193,11 +207,20 @@ func (g *agent) evict(r *run, t time.Time, ev AgentEviction, cands []rank.Candid
 		info.Usage = formatMi(workingSet(*c.Stats))
 		info.StatsAge = Duration(t.Sub(c.Stats.Time))
 	}
-	r.node.evict(ev.UID, kill{by: ActorAgent, at: t, released: t.Add(r.timing.AgentEviction),
-		cleaned: t.Add(r.timing.AgentEviction), deletion: t.Add(time.Duration(ev.GraceSeconds) * time.Second)})
+	if ev.Refused {
+		r.add(Event{At: t.Add(ev.After), Actor: ActorAgent, Kind: KindRefused, Subject: info.Pod,
+			Detail: joinNonEmpty("; ", "refused by a PodDisruptionBudget: the pod keeps running", ev.Why)})
+		return
+	}
+	if ev.Rung != string(policy.RungEviction) {
+		info.Rung = ev.Rung
+	}
+	at := t.Add(ev.After)
+	r.node.evict(ev.UID, kill{by: ActorAgent, at: at, released: at.Add(r.timing.AgentEviction),
+		cleaned: at.Add(r.timing.AgentEviction), deletion: at.Add(time.Duration(ev.GraceSeconds) * time.Second)})
 	brief := *info
 	brief.Rank = 0 // ev.Why gives the rank and the release
-	r.add(Event{At: t, Actor: ActorAgent, Kind: KindEvict, Subject: info.Pod, Eviction: info,
+	r.add(Event{At: at, Actor: ActorAgent, Kind: KindEvict, Subject: info.Pod, Eviction: info,
 		Detail: joinNonEmpty("; ", evictDetail(&brief, trigger), ev.Why)})
 }
 

@@ -1,9 +1,11 @@
 // Package sim is a discrete-event simulator of node-pressure eviction on one node: it replays a
 // World (a Model of workloads with usage ramps, or a Recording of a real node) through the kubelet's
 // eviction manager alone (the node's release, v1.34 to v1.37; the pinned v1.37 for a Model), and
-// through a node agent (the Agent seam; PolicyAgent drives pressure-agent's policy.Step on an input
-// built by policy.NewInput, as the agent builds it) with the kubelet behind it, and reports when each
-// evicts whom.
+// through a node agent (the Agent seam; PolicyAgent drives pressure-agent's policy.Step on an input built by policy.NewInput, as the agent builds it, and each
+// planned eviction through the agent's escalation ladder, policy.Foresee: a pod a PodDisruptionBudget
+// protects (PodInfo.PDB) is refused by the simulated Eviction API, then DELETEd after the fallback wait
+// under a hard threshold, or left running under a soft one) with the kubelet behind it, and reports
+// when each evicts whom.
 //
 // Simulate(World, Options) Result runs each run on a virtual clock: an event heap (total order: time,
 // then kind, then insertion) of world samples (every Timing.Step: threshold crossings, the kubelet's

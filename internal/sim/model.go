@@ -60,6 +60,8 @@ type ModelPod struct {
 	// Limit is the pod's memory limit (0: none): the working set never exceeds it (the kernel would
 	// OOM-kill the container there; the model holds it at the limit, see Model.Notes).
 	Limit int64
+	// PDB: a PodDisruptionBudget that allows no disruption protects the pod (PodInfo.PDB).
+	PDB bool
 }
 
 // Model is a node described by workload models: its memory, the working set outside the pods cgroup
@@ -98,7 +100,7 @@ func (m Model) World(r *rand.Rand) World {
 		w.byUID[p.Candidate.UID] = i
 		w.rands = append(w.rands, rand.New(rand.NewSource(r.Int63())))
 		w.samples = append(w.samples, nil)
-		w.pods = append(w.pods, PodInfo{Candidate: p.Candidate, Since: m.Start.Add(p.Start)})
+		w.pods = append(w.pods, PodInfo{Candidate: p.Candidate, Since: m.Start.Add(p.Start), PDB: p.PDB})
 	}
 	sortPods(w.pods)
 	return w

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -9,16 +12,22 @@ import (
 
 // PolicyAgent returns pressure-agent's policy, policy.Step, as an Agent: one Step per sync from the
 // State of the previous one, with the kubelet's configuration kubelet (before the containerfs
-// derivation, which Step makes). The simulated Eviction API accepts every eviction at once and the
-// kills succeed: each is reported to the next Step as its Outcome. A planned reclaim (the reclaim rung)
+// derivation, which Step makes). Each planned eviction goes through the agent's escalation ladder
+// (policy.Foresee with ladder, the same policy.Escalation actuate.Ladder carries out) against the
+// simulated API: the Eviction API accepts at once, except for a pod a PodDisruptionBudget protects
+// (AgentInput.PDB), which it refuses; a DELETE is accepted. So a hard eviction of a protected pod is
+// a DELETE after the fallback wait (eviction.allowDelete), a soft one is refused and paused
+// (pdbRetry). The kills succeed. Each action is reported to the next Step as its Outcome. A planned reclaim (the reclaim rung)
 // frees the pod's page cache (ModelPod.Cache) and is reported as having freed what it asked.
 // sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.37).
-func PolicyAgent(cfg policy.Config, kubelet threshold.Config, sem decision.Semantics) func() Agent {
-	return func() Agent { return &policyAgent{cfg: cfg, kubelet: kubelet, sem: sem} }
+func PolicyAgent(cfg policy.Config, ladder policy.LadderConfig, kubelet threshold.Config, sem decision.Semantics) func() Agent {
+	ladder.DryRun = false // the simulation shows what the evictions would do
+	return func() Agent { return &policyAgent{cfg: cfg, ladder: ladder, kubelet: kubelet, sem: sem} }
 }
 
 type policyAgent struct {
 	cfg      policy.Config
+	ladder   policy.LadderConfig
 	kubelet  threshold.Config
 	sem      decision.Semantics
 	st       policy.State
@@ -66,16 +75,31 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 	for _, w := range plan.Watch {
 		out.Thresholds[w.Signal] = w.Value
 	}
+	var waited time.Duration // the ladders run one after the other
 	for _, e := range plan.Evictions {
 		ae := AgentEviction{UID: e.UID, Signal: e.Signal, Why: e.Why, Rank: e.Rank,
 			Ranked: len(plan.Walk), DecidedBy: string(e.DecidedBy), GraceSeconds: e.Grace.Effective, Message: e.Message}
 		if o, ok := in.Snapshot.Observations[e.Signal]; ok && int(e.Threshold) >= 0 && int(e.Threshold) < len(plan.Thresholds.Thresholds) {
 			ae.Threshold = thresholdText(plan.Thresholds.Thresholds[e.Threshold], o)
 		}
+		api := policy.APIAccepts
+		if in.PDB[e.UID] {
+			api = policy.PDBRefuses
+		}
+		moves, esc := policy.Foresee(a.ladder, e.Hard, api)
+		waited += policy.Waited(moves)
+		last := esc.Last()
+		ae.Rung, ae.After, ae.Refused = string(last.Rung), waited, !esc.Carried()
+		if last.Rung == policy.RungDelete {
+			ae.Why = joinNonEmpty("; ", ae.Why, fmt.Sprintf("a PodDisruptionBudget refused: DELETE after %s (eviction.allowDelete)",
+				policy.Waited(moves)))
+		}
 		out.Evictions = append(out.Evictions, ae)
-		a.outcomes = append(a.outcomes, policy.Outcome{UID: e.UID, Action: policy.ActionEvict, Result: policy.ResultEvicted,
-			API: policy.ContactAnswered, At: in.Now})
-		a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: e.UID, At: in.Now, Rung: "eviction-api"})
+		a.outcomes = append(a.outcomes, policy.Outcome{UID: e.UID, Action: policy.ActionEvict, Result: last.Result,
+			API: policy.ContactAnswered, At: in.Now.Add(waited)})
+		if esc.Carried() {
+			a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: e.UID, At: in.Now.Add(waited), Rung: string(last.Rung)})
+		}
 	}
 	for _, q := range plan.Reclaims {
 		if q.Pod.UID == "" {

@@ -35,6 +35,8 @@ const (
 	KindKill      Kind = "kill"
 	// KindReclaim: the agent reclaimed a pod's page cache instead of evicting it (the reclaim rung).
 	KindReclaim Kind = "reclaim"
+	// KindRefused is an agent's eviction a PodDisruptionBudget refused: the pod keeps running.
+	KindRefused Kind = "refused"
 )
 
 // Run names.
@@ -76,8 +78,11 @@ type Eviction struct {
 	Usage        string `json:"usage,omitempty"`
 	GraceSeconds int64  `json:"gracePeriodSeconds"`
 	// Terminating is set when the pod was already being evicted by the other actor.
-	Terminating bool   `json:"terminating,omitempty"`
-	Message     string `json:"message"`
+	Terminating bool `json:"terminating,omitempty"`
+	// Rung is the agent's rung that ended the pod when it is not the Eviction API ("delete": a
+	// PodDisruptionBudget refused, the ladder fell back to a DELETE); "" otherwise.
+	Rung    string `json:"rung,omitempty"`
+	Message string `json:"message"`
 }
 
 // Duration marshals as a Go duration string.

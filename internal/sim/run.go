@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/decision"
@@ -103,6 +104,14 @@ func simulateRun(w World, o Options, name string) (RunResult, []ThresholdLine) {
 			break
 		}
 		r.handle(e)
+	}
+	r.order = 0
+	sort.SliceStable(r.events, func(i, j int) bool { return r.events[i].At.Before(r.events[j].At) }) // a ladder's wait ends later
+	for _, e := range r.events {
+		if e.Kind == KindEvict && e.Eviction != nil {
+			r.order++
+			e.Eviction.Order = r.order
+		}
 	}
 	var levels []ThresholdLine
 	if r.agent != nil {

@@ -63,6 +63,10 @@ type PodInfo struct {
 	Released time.Time
 	// Message is the recorded kubelet's eviction message (EndEvicted only).
 	Message string
+	// PDB: a PodDisruptionBudget that allows no disruption protects the pod. The simulated Eviction
+	// API refuses the agent's evictions of it (a DELETE is accepted); the kubelet's eviction ignores
+	// PodDisruptionBudgets, as the real one does.
+	PDB bool
 }
 
 // Key is namespace/name.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // TestAgentMayWriteOnlyItsOwnNodesAvoidances: with a token bound to its pod on node A, the agent may
@@ -46,8 +47,8 @@ func TestAgentMayWriteOnlyItsOwnNodesAvoidances(t *testing.T) {
 		return errContains(apply(a, avoidPrefix+"node-b", "node-b", data), msgAvoidName)
 	})
 	params := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-a"}
-	allowed(t, "agent A publishes A's avoidances (AvoidanceParams)", params.Write(ctx, []loopbreaker.Avoidance{
-		{Owner: owner.Ref{Kind: "ReplicaSet", Name: "web", UID: types.UID(uid)}, Until: time.Now().Add(time.Minute)}}))
+	allowed(t, "agent A publishes A's avoidances (AvoidanceParams)", params.Write(ctx, []policy.Avoidance{
+		{Owner: owner.Ref{Kind: "ReplicaSet", Name: "web", UID: uid}, Until: time.Now().Add(time.Minute)}}))
 	allowed(t, "agent A empties A's avoidances", params.Write(ctx, nil))
 	forbidden(t, "agent A writes B's ConfigMap", apply(a, avoidPrefix+"node-b", "node-b", data), msgAvoidName)
 	otherParams := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-b"}

@@ -210,7 +210,7 @@ type agentOn struct {
 	breaker *agent.Breaker
 }
 
-func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p loopbreaker.LedgerPolicy) *agentOn {
+func newAgentOn(t *testing.T, cp *cluster.ControlPlane, node string, p policy.LoopConfig) *agentOn {
 	t.Helper()
 	c := admin(t, cp)
 	pod := createPod(t, c, releaseNS, "agent-"+node, node, agentSA)
@@ -267,7 +267,7 @@ func TestEvictedWorkloadAvoidsTheNodeAndOthersStillScheduleThere(t *testing.T) {
 	nodeA := first.Spec.NodeName
 	nodeB := map[string]string{"node-a": "node-b", "node-b": "node-a"}[nodeA]
 	const cooldown = 10 * time.Second
-	a := newAgentOn(t, cp, nodeA, loopbreaker.LedgerPolicy{Cooldown: cooldown, LoopCooldown: time.Hour})
+	a := newAgentOn(t, cp, nodeA, policy.LoopConfig{Cooldown: cooldown, LoopCooldown: time.Hour})
 
 	evictedAt := time.Now()
 	a.evict(t, first)
@@ -390,13 +390,13 @@ func avoidanceData(t *testing.T, c kubernetes.Interface, node string) map[string
 }
 
 // ledgerOf reads the agent's ledger annotation of node.
-func ledgerOf(t *testing.T, c kubernetes.Interface, node string) *loopbreaker.Ledger {
+func ledgerOf(t *testing.T, c kubernetes.Interface, node string) *policy.History {
 	t.Helper()
 	n, err := c.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), loopbreaker.LedgerPolicy{})
+	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), policy.LoopConfig{})
 	if err != nil {
 		t.Fatalf("node %s: ledger annotation: %v", node, err)
 	}

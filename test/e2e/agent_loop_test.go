@@ -23,6 +23,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -112,7 +113,7 @@ func checkExplainListsTheAvoidance(ctx context.Context, t *testing.T, e *env, wo
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("explain -o json: %v", err)
 	}
-	cooldown := loopbreaker.DefaultLoopCooldown
+	cooldown := policy.DefaultLoopCooldown
 	if len(r.Avoidances) != 1 || !strings.HasPrefix(r.Avoidances[0].Workload, workload) || r.Avoidances[0].Loop ||
 		r.Avoidances[0].Until.Before(evicted.Add(cooldown-10*time.Second)) || r.Avoidances[0].Until.After(evicted.Add(cooldown+time.Second)) {
 		t.Errorf("explain avoidances %+v, want one of %s... ending about %s after the eviction at %s", r.Avoidances, workload,

@@ -236,9 +236,9 @@ func TestDefaultsAgreeWithActuate(t *testing.T) {
 	if DefaultPDBFallbackWait != actuate.DefaultPDBFallbackWait {
 		t.Errorf("DefaultPDBFallbackWait %s, actuate %s", DefaultPDBFallbackWait, actuate.DefaultPDBFallbackWait)
 	}
-	if DefaultLoopWindow != loopbreaker.DefaultLoopWindow || DefaultLoopCooldown != loopbreaker.DefaultLoopCooldown {
+	if DefaultLoopWindow != policy.DefaultLoopWindow || DefaultLoopCooldown != policy.DefaultLoopCooldown {
 		t.Errorf("loop window/cooldown %s/%s, actuate %s/%s", DefaultLoopWindow, DefaultLoopCooldown,
-			loopbreaker.DefaultLoopWindow, loopbreaker.DefaultLoopCooldown)
+			policy.DefaultLoopWindow, policy.DefaultLoopCooldown)
 	}
 }
 
@@ -330,6 +330,27 @@ func TestTheEvictionLeadReachesThePolicyAndDefaultsToThePolicysOwn(t *testing.T)
 		}
 		if got := c.PolicyConfig().EvictionLead; got != tc.want {
 			t.Errorf("%s: PolicyConfig().EvictionLead = %s, want %s", tc.file, got, tc.want)
+		}
+	}
+}
+
+func TestTheLoopBreakersWindowsReachTheLoopRulesWithThePolicysInFlightRule(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want policy.LoopConfig
+	}{
+		{"valid-minimal.yaml", policy.LoopConfig{Window: policy.DefaultLoopWindow, Cooldown: policy.DefaultLoopCooldown,
+			LoopEvictions: policy.DefaultLoopEvictions, LoopCooldown: policy.DefaultLoopAvoidance}},
+		{"valid-full.yaml", policy.LoopConfig{Window: 30 * time.Minute, Cooldown: 15 * time.Minute, LoopEvictions: 3,
+			LoopCooldown: time.Hour}},
+	} {
+		c, err := complete(t, filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.want.InFlight = c.PolicyConfig().InFlight()
+		if diff := cmp.Diff(c.LoopConfig(), tc.want); diff != "" {
+			t.Errorf("%s: LoopConfig() (-got +want):\n%s", tc.file, diff)
 		}
 	}
 }

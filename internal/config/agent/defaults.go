@@ -40,11 +40,11 @@ const (
 	DefaultMaxEvictionsPerMinute  = policy.DefaultMaxEvictionsPerMinute
 	DefaultLoopBreakerEnabled     = true
 	DefaultTaintKey               = loopbreaker.TaintKey
-	DefaultLoopWindow             = loopbreaker.DefaultLoopWindow
-	DefaultLoopCooldown           = loopbreaker.DefaultLoopCooldown
+	DefaultLoopWindow             = policy.DefaultLoopWindow
+	DefaultLoopCooldown           = policy.DefaultLoopCooldown
 	DefaultTaintHysteresis        = policy.DefaultTaintHysteresis
-	DefaultLoopEvictions          = loopbreaker.DefaultLoopEvictions
-	DefaultLoopAvoidance          = loopbreaker.DefaultLoopAvoidance
+	DefaultLoopEvictions          = policy.DefaultLoopEvictions
+	DefaultLoopAvoidance          = policy.DefaultLoopAvoidance
 	DefaultAvoidanceNamePrefix    = loopbreaker.DefaultAvoidancePrefix
 	DefaultDryRun                 = false
 	DefaultMetricsBindAddress     = cmdline.DefaultMetricsBindAddress

@@ -34,3 +34,20 @@ func (c *Config) PolicyConfig() policy.Config {
 	out.DryRun = c.DryRun
 	return out
 }
+
+// LadderConfig returns the escalation ladder's settings (policy.Escalation): what actuate.Ladder carries
+// out in pressure-agent and what kubectl pressure simulate's agent forecasts with. The avoidance settle
+// wait is the policy's fixed policy.DefaultAvoidanceSettle.
+func (c *Config) LadderConfig() policy.LadderConfig {
+	return policy.LadderConfig{PDBFallbackWait: c.Ladder.PDBFallbackWait, AllowDelete: c.Ladder.AllowDelete,
+		AllowCgroupKill: c.Ladder.AllowCgroupKill, DryRun: c.DryRun, AvoidanceSettle: policy.DefaultAvoidanceSettle}
+}
+
+// LoopConfig returns the loop rules' settings (policy.History): the loop breaker's windows and the
+// policy's in-flight rule, which the ledger's pruning follows. pressure-agent's ledger and kubectl
+// pressure explain's foresight of an eviction's avoidance use them.
+func (c *Config) LoopConfig() policy.LoopConfig {
+	lb := c.LoopBreaker
+	return policy.LoopConfig{Window: lb.Window, Cooldown: lb.Cooldown, LoopEvictions: lb.LoopEvictions,
+		LoopCooldown: lb.LoopCooldown, InFlight: c.PolicyConfig().InFlight()}
+}
