@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/sim"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
@@ -27,7 +28,7 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 	if err != nil {
 		return err
 	}
-	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), cfg.LadderConfig(), kubelet, o.KubeletSemantics)
+	o.NewAgent = sim.PolicyAgent(cfg.PolicyConfig(), cfg.LadderConfig(), kubelet, o.KubeletSemantics, loopRules(cfg))
 	n := cfg.Notifiers
 	o.AgentTiming = sim.AgentTiming{SyncPeriod: cfg.SyncPeriod, PollInterval: n.PollInterval, PollDelta: agentcfg.PollDelta,
 		PollMaxInterval: n.PollMaxInterval, PollRampRate: n.PollRampRate}
@@ -43,9 +44,24 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 			ld.AllowDelete, ld.PDBFallbackWait)
 	}
 	in.notes = append(in.notes, "pressure-agent: "+origin+"; "+api)
+	if l := loopRules(cfg); l != nil && in.scenario != nil && in.scenario.HasOwners() {
+		in.notes = append(in.notes, fmt.Sprintf("pressure-agent's loop breaker: each eviction of a pod with an owner "+
+			"(pods[].owner) makes the owner's new pods avoid the node for loopBreaker.cooldown %s, loopBreaker.loopCooldown %s "+
+			"after an eviction loop (a replacement evicted again, %d evictions within loopBreaker.window %s); a pod of an "+
+			"avoided owner that appears meanwhile is kept off the node", l.Cooldown, l.LoopCooldown, l.LoopEvictions, l.Window))
+	}
 	for _, u := range sim.PolicyAgentUnknowns(cfg.PolicyConfig(), kubelet) {
 		in.notes = append(in.notes, "pressure-agent: not known: "+u)
 	}
 
 	return nil
+}
+
+// loopRules are the agent's loop rules when its loop breaker is on (nil: off, the agent avoids nothing).
+func loopRules(cfg *agentcfg.Config) *policy.LoopConfig {
+	if !cfg.LoopBreaker.Enabled {
+		return nil
+	}
+	l := cfg.LoopConfig()
+	return &l
 }

@@ -29,6 +29,10 @@ func TestSimulateScenariosMatchGolden(t *testing.T) {
 		{"pdb-soft.txt", []string{"testdata/simulate/pdb-soft.yaml"}},
 		{"pdb-soft.json", []string{"testdata/simulate/pdb-soft.yaml", "-o", "json"}},
 		{"pdb-no-delete.txt", []string{"testdata/simulate/pdb.yaml", "--set", "agent.eviction.allowDelete=false"}},
+		{"avoid.txt", []string{"testdata/simulate/avoid.yaml"}},
+		{"avoid.json", []string{"testdata/simulate/avoid.yaml", "-o", "json"}},
+		{"avoid.yaml", []string{"testdata/simulate/avoid.yaml", "-o", "yaml"}},
+		{"avoid-off.txt", []string{"testdata/simulate/avoid.yaml", "--set", "agent.loopBreaker.enabled=false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := runCLI(t, append([]string{"simulate"}, tc.args...)...)

@@ -22,6 +22,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("node: {memory: 1Gi}\npods:\n- {name: a, usage: {start: 1Mi, rate: -1Gi/s}}\n")
 	f.Add("node: {memory: 1}\nkubelet: {evictionHard: {memory.available: 100%}}\n")
 	f.Add("node: &n {memory: 2Gi}\npods: [*n]\n")
+	f.Add("node: {memory: 1Gi}\npods:\n- {name: a, owner: Deployment/web}\n- {name: b, owner: /, start: 1s}\n")
 	f.Fuzz(checkParse)
 }
 

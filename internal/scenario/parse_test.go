@@ -72,7 +72,7 @@ pods:
 - {name: b, usage: {start: 1Gi, rate: 3Gi/m, until: 2Gi, after: 5s}, start: 10s}
 - {name: c, requests: {memory: 1Gi, cpu: "1"}, limits: {memory: 1Gi, cpu: 1000m}, priority: -5, terminationGracePeriodSeconds: 7}
 - {name: d, namespace: kube-system, critical: static}
-- {name: e, limits: {memory: 64Mi}}
+- {name: e, limits: {memory: 64Mi}, owner: Deployment/web}
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +93,9 @@ pods:
 	}
 	if e := s.Pods[4]; e.Candidate.QOSClass != rank.QOSBurstable || e.Candidate.MemoryRequest != 64*mi || e.Limit != 64*mi {
 		t.Errorf("e (a limit without request: the request defaults to it; no cpu: Burstable): %+v", e)
+	}
+	if e := s.Pods[4].Candidate; e.OwnerKind != "Deployment" || e.OwnerName != "web" {
+		t.Errorf("e's owner: %q/%q, want Deployment/web", e.OwnerKind, e.OwnerName)
 	}
 	if s.Duration != DefaultDuration || s.Node != DefaultNodeName {
 		t.Errorf("defaults: duration %s node %q", s.Duration, s.Node)
@@ -130,6 +133,10 @@ func TestBadScenariosNameTheLineTheFieldAndTheValue(t *testing.T) {
 		{"an unknown agent field", "node: {memory: 8Gi}\nagent: {headroon: {}}\n", "line 2, column 9: field agent.headroon: unknown field"},
 		{"a critical that is not static or mirror", "node: {memory: 8Gi}\npods:\n- {name: a, critical: yes}\n",
 			`field pods[0].critical: value "yes": want static or mirror`},
+		{"an owner without a kind", "node: {memory: 8Gi}\npods:\n- {name: a, owner: web}\n",
+			`s.yaml: line 3, column 20: field pods[0].owner: value "web": want KIND/NAME in the pod's namespace, e.g. Deployment/web`},
+		{"an owner with a namespace", "node: {memory: 8Gi}\npods:\n- {name: a, owner: Deployment/ns/web}\n",
+			`field pods[0].owner: value "Deployment/ns/web": want KIND/NAME`},
 		{"a timing below 10ms", "node: {memory: 8Gi}\ntiming: {step: 1ms}\n", "field timing.step: value \"1ms\": below 10ms"},
 		{"a housekeeping below the step", "node: {memory: 8Gi}\ntiming: {housekeeping: 1ms}\n",
 			"field timing: timing.housekeeping 1ms: at least timing.step 100ms"},

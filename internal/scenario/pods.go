@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -11,7 +12,7 @@ import (
 )
 
 var podFields = []string{"name", "namespace", "priority", "critical", "qos", "requests", "limits", "start", "usage",
-	"terminationGracePeriodSeconds", "pdb"}
+	"terminationGracePeriodSeconds", "pdb", "owner"}
 
 // pods parses the pods list.
 func (d *doc) pods(s *Scenario, n *yaml.Node) {
@@ -87,6 +88,9 @@ func (d *doc) pod(path string, n *yaml.Node) (sim.ModelPod, bool) {
 	if v, ok := f["usage"]; ok {
 		p.Usage, _ = d.ramp(path+".usage", v)
 	}
+	if v, ok := f["owner"]; ok {
+		c.OwnerKind, c.OwnerName = d.owner(path+".owner", v)
+	}
 	if v, ok := f["pdb"]; ok {
 		switch b, _ := d.scalar(path+".pdb", v); b {
 		case "true":
@@ -97,6 +101,21 @@ func (d *doc) pod(path string, n *yaml.Node) (sim.ModelPod, bool) {
 		}
 	}
 	return p, len(d.errs) == errs
+}
+
+// owner parses a pod's owner, KIND/NAME in the pod's namespace ("Deployment/web"): pods of the same
+// owner are one workload to the agent's loop rules (a later one is a replacement).
+func (d *doc) owner(path string, n *yaml.Node) (kind, name string) {
+	v, ok := d.scalar(path, n)
+	if !ok {
+		return "", ""
+	}
+	kind, name, found := strings.Cut(v, "/")
+	if !found || kind == "" || name == "" || strings.Contains(name, "/") {
+		d.fail(path, n, "want KIND/NAME in the pod's namespace, e.g. Deployment/web")
+		return "", ""
+	}
+	return kind, name
 }
 
 // resources holds a pod's requests and limits (cpu in millicores, memory in bytes).

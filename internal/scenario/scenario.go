@@ -206,3 +206,13 @@ func (s *Scenario) HasPDB() bool {
 	}
 	return false
 }
+
+// HasOwners reports whether one of the pods names its owner (pods[].owner).
+func (s *Scenario) HasOwners() bool {
+	for _, p := range s.Pods {
+		if p.Candidate.OwnerKind != "" {
+			return true
+		}
+	}
+	return false
+}

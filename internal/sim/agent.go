@@ -33,6 +33,8 @@ type AgentInput struct {
 	// PDB holds the UIDs of the pods a PodDisruptionBudget protects: the simulated Eviction API refuses
 	// their evictions, a DELETE is accepted.
 	PDB map[string]bool
+	// Created holds, by UID, when each candidate appeared on the node (its creation, for loop detection).
+	Created map[string]time.Time
 }
 
 // AgentPlan is what one step decided.
@@ -49,6 +51,9 @@ type AgentPlan struct {
 	Kills []string
 	// Reclaims are the pods whose page cache to reclaim now (the reclaim rung), before any eviction.
 	Reclaims []AgentReclaim
+	// Avoidances are the avoidances of the node in force after the step: a new pod of an avoided owner
+	// is kept off the node until the avoidance ends (the chart's admission policy).
+	Avoidances []policy.Avoidance
 }
 
 // AgentReclaim is one reclaim of a pod's page cache: Bytes asked of the kernel.
@@ -79,6 +84,11 @@ type AgentEviction struct {
 	Rung    string
 	After   time.Duration
 	Refused bool
+	// Avoidance is the owner's avoidance of the node once the eviction is carried out (zero Until: none;
+	// the owner is not policy.Avoidable, the loop breaker is off, or the eviction was refused); Loop is
+	// set when the eviction closes an eviction loop (the avoidance is then escalated).
+	Avoidance policy.Avoidance
+	Loop      *policy.EvictionLoop
 }
 
 // agent drives an Agent in one run: its periodic syncs, its poll wake-ups and its taint.
@@ -94,6 +104,9 @@ type agent struct {
 	lastPoll time.Time
 	nextPoll time.Duration // wait after lastPoll (policy.NextPoll of the last poll's margin)
 	tainted  bool
+	// avoid holds the avoidances of the node in force at the last sync, by owner UID, with when each
+	// was first seen.
+	avoid map[string]avoidance
 }
 
 // wake reports whether the agent's poll wakes it at a tick with these observations: a crossing of
@@ -128,8 +141,9 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 	mem := r.node.memory(t)
 	obs := observations(mem, t)
 	var pods []PodInfo
-	deletion, pdb := map[string]time.Time{}, map[string]bool{}
+	deletion, pdb, created := map[string]time.Time{}, map[string]bool{}, map[string]time.Time{}
 	for _, p := range r.node.active(t) {
+		created[p.Candidate.UID] = p.Since
 		if p.PDB {
 			pdb[p.Candidate.UID] = true
 		}
@@ -150,7 +164,8 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 		}
 	}
 	snap.PodsMemory = podsMemory(cands)
-	plan := g.a.Step(AgentInput{Now: t, Snapshot: snap, Candidates: cands, Deletion: deletion, PDB: pdb})
+	plan := g.a.Step(AgentInput{Now: t, Snapshot: snap, Candidates: cands, Deletion: deletion, PDB: pdb, Created: created})
+	g.avoiding(t, plan.Avoidances)
 	g.lastSeen = map[signal.Signal]int64{}
 	for sig, o := range obs {
 		g.lastSeen[sig] = o.Available
@@ -220,8 +235,12 @@ func (g *agent) evict(r *run, t time.Time, ev AgentEviction, cands []rank.Candid
 		cleaned: at.Add(r.timing.AgentEviction), deletion: at.Add(time.Duration(ev.GraceSeconds) * time.Second)})
 	brief := *info
 	brief.Rank = 0 // ev.Why gives the rank and the release
+	info.Avoidance = avoidanceInfo(ev, r.start)
 	r.add(Event{At: at, Actor: ActorAgent, Kind: KindEvict, Subject: info.Pod, Eviction: info,
 		Detail: joinNonEmpty("; ", evictDetail(&brief, trigger), ev.Why)})
+	if info.Avoidance != nil {
+		r.add(Event{At: at, Actor: ActorAgent, Kind: KindAvoid, Subject: info.Avoidance.Owner, Detail: info.Avoidance.words(info.Pod)})
+	}
 }
 
 func (g *agent) setTaint(r *run, t time.Time, on bool) {

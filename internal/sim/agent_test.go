@@ -109,7 +109,7 @@ func TestPolicyAgentDrivesPolicyStep(t *testing.T) {
 	// pressure-agent's defaults: the kubelet's 200Mi plus 256Mi of headroom; the leak crosses 456Mi at
 	// 1592Mi used, 56 s into a 1480Mi + 2Mi/s ramp (with the model's 0 other pods).
 	m := model(pod("leak", 0, 0, Ramp{Start: 1480 * mi, Rate: 2 * mi}), pod("idle", 0, 0, Ramp{Start: 10 * mi}))
-	o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(policy.DefaultConfig(), policy.LadderConfig{}, hard200(t), decision.Semantics{}),
+	o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(policy.DefaultConfig(), policy.LadderConfig{}, hard200(t), decision.Semantics{}, nil),
 		AgentTiming:   AgentTiming{SyncPeriod: 10 * time.Second, PollInterval: 100 * time.Millisecond, PollDelta: 32 * mi},
 		AgentTaintKey: "pressure.kube-pressure.io/evicting"}
 	res := Simulate(m.World(rand.New(rand.NewSource(1))), o)
@@ -132,7 +132,7 @@ func TestAFastRampIsEvictedByItsTimeToExhaustionAndTheTimelineSaysSo(t *testing.
 		m.Duration = 30 * time.Second
 		cfg := policy.DefaultConfig()
 		cfg.EvictionLead = lead
-		o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(cfg, policy.LadderConfig{}, hard200(t), decision.Semantics{}),
+		o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(cfg, policy.LadderConfig{}, hard200(t), decision.Semantics{}, nil),
 			AgentTiming:   AgentTiming{SyncPeriod: 10 * time.Second, PollInterval: 100 * time.Millisecond, PollDelta: 32 * mi},
 			AgentTaintKey: "pressure.kube-pressure.io/evicting"}
 		return events(Simulate(m.World(rand.New(rand.NewSource(1))), o), RunAgent, KindEvict)

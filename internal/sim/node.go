@@ -15,6 +15,9 @@ type node struct {
 	// reclaimed holds, by UID, the page cache the run's reclaims freed: the model's cache is never read
 	// back, so it stays freed.
 	reclaimed map[string]int64
+	// admitted holds the pods whose appearance the run has decided on; kept those it kept off the node
+	// (their owner avoided it): they never count.
+	admitted, kept map[string]bool
 }
 
 // kill is a run's eviction of one pod.
@@ -27,7 +30,8 @@ type kill struct {
 }
 
 func newNode(w World) *node {
-	return &node{w: w, pods: w.Pods(), killed: map[string]kill{}, reclaimed: map[string]int64{}}
+	return &node{w: w, pods: w.Pods(), killed: map[string]kill{}, reclaimed: map[string]int64{},
+		admitted: map[string]bool{}, kept: map[string]bool{}}
 }
 
 // evict records an eviction; a pod already being evicted keeps the earlier release.
@@ -43,6 +47,9 @@ func (n *node) evict(uid string, k kill) {
 
 // gone reports whether the run has freed the pod's memory by t.
 func (n *node) gone(uid string, t time.Time) bool {
+	if n.kept[uid] {
+		return true
+	}
 	k, ok := n.killed[uid]
 	return ok && !t.Before(k.released)
 }

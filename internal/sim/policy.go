@@ -19,10 +19,21 @@ import (
 // a DELETE after the fallback wait (eviction.allowDelete), a soft one is refused and paused
 // (pdbRetry). The kills succeed. Each action is reported to the next Step as its Outcome. A planned reclaim (the reclaim rung)
 // frees the pod's page cache (ModelPod.Cache) and is reported as having freed what it asked.
-// sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.37).
-func PolicyAgent(cfg policy.Config, ladder policy.LadderConfig, kubelet threshold.Config, sem decision.Semantics) func() Agent {
+// sem is the kubelet release the agent's kubelet policy follows (zero: the pinned 1.37). loop, when not
+// nil (the agent's loop breaker is on), is the agent's loop rules: the agent keeps a policy.History and
+// each eviction it carries out of a pod with an Avoidable owner goes through the ladder's avoidance
+// rules (AvoidBefore before it, Record after it; Restore when a PodDisruptionBudget stopped it), so the
+// plan says which avoidance of the node it starts or extends and which eviction loop it closes.
+func PolicyAgent(cfg policy.Config, ladder policy.LadderConfig, kubelet threshold.Config, sem decision.Semantics,
+	loop *policy.LoopConfig) func() Agent {
 	ladder.DryRun = false // the simulation shows what the evictions would do
-	return func() Agent { return &policyAgent{cfg: cfg, ladder: ladder, kubelet: kubelet, sem: sem} }
+	return func() Agent {
+		a := &policyAgent{cfg: cfg, ladder: ladder, kubelet: kubelet, sem: sem}
+		if loop != nil {
+			a.history = policy.NewHistory(*loop)
+		}
+		return a
+	}
 }
 
 type policyAgent struct {
@@ -36,6 +47,9 @@ type policyAgent struct {
 	// ledger is the agent's ledger as its shell keeps it: the evictions carried out whose pod is still
 	// listed (the agent's breaker settles an entry once its pod is gone).
 	ledger policy.Ledger
+	// history is the agent's memory of its evictions and the avoidances they started (nil: the loop
+	// breaker is off).
+	history *policy.History
 }
 
 // read is what the simulated agent's shell read at one sync, for policy.NewInput: the agent's own
@@ -77,29 +91,7 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 	}
 	var waited time.Duration // the ladders run one after the other
 	for _, e := range plan.Evictions {
-		ae := AgentEviction{UID: e.UID, Signal: e.Signal, Why: e.Why, Rank: e.Rank,
-			Ranked: len(plan.Walk), DecidedBy: string(e.DecidedBy), GraceSeconds: e.Grace.Effective, Message: e.Message}
-		if o, ok := in.Snapshot.Observations[e.Signal]; ok && int(e.Threshold) >= 0 && int(e.Threshold) < len(plan.Thresholds.Thresholds) {
-			ae.Threshold = thresholdText(plan.Thresholds.Thresholds[e.Threshold], o)
-		}
-		api := policy.APIAccepts
-		if in.PDB[e.UID] {
-			api = policy.PDBRefuses
-		}
-		moves, esc := policy.Foresee(a.ladder, e.Hard, api)
-		waited += policy.Waited(moves)
-		last := esc.Last()
-		ae.Rung, ae.After, ae.Refused = string(last.Rung), waited, !esc.Carried()
-		if last.Rung == policy.RungDelete {
-			ae.Why = joinNonEmpty("; ", ae.Why, fmt.Sprintf("a PodDisruptionBudget refused: DELETE after %s (eviction.allowDelete)",
-				policy.Waited(moves)))
-		}
-		out.Evictions = append(out.Evictions, ae)
-		a.outcomes = append(a.outcomes, policy.Outcome{UID: e.UID, Action: policy.ActionEvict, Result: last.Result,
-			API: policy.ContactAnswered, At: in.Now.Add(waited)})
-		if esc.Carried() {
-			a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: e.UID, At: in.Now.Add(waited), Rung: string(last.Rung)})
-		}
+		out.Evictions = append(out.Evictions, a.escalate(in, plan, e, &waited))
 	}
 	for _, q := range plan.Reclaims {
 		if q.Pod.UID == "" {
@@ -114,5 +106,41 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 			At: in.Now})
 		a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: k.Pod.UID, At: in.Now, Rung: "cgroup-kill"})
 	}
+	if a.history != nil {
+		out.Avoidances = a.history.Avoidances(in.Now)
+	}
 	return out
+}
+
+// escalate runs one planned eviction through the agent's ladder against the simulated API, after the
+// evictions before it (waited, which it extends), with the ladder's avoidance rules, and records its
+// outcome for the next Step.
+func (a *policyAgent) escalate(in AgentInput, plan policy.Plan, e policy.Eviction, waited *time.Duration) AgentEviction {
+	ae := AgentEviction{UID: e.UID, Signal: e.Signal, Why: e.Why, Rank: e.Rank,
+		Ranked: len(plan.Walk), DecidedBy: string(e.DecidedBy), GraceSeconds: e.Grace.Effective, Message: e.Message}
+	if o, ok := in.Snapshot.Observations[e.Signal]; ok && int(e.Threshold) >= 0 && int(e.Threshold) < len(plan.Thresholds.Thresholds) {
+		ae.Threshold = thresholdText(plan.Thresholds.Thresholds[e.Threshold], o)
+	}
+	api := policy.APIAccepts
+	if in.PDB[e.UID] {
+		api = policy.PDBRefuses
+	}
+	owner := workloadOf(in.Candidates, e.UID)
+	prev, avoided := a.avoidBefore(owner, in.Now)
+	moves, esc := policy.Foresee(a.ladder, e.Hard, api)
+	*waited += policy.Waited(moves)
+	last, at := esc.Last(), in.Now.Add(*waited)
+	ae.Rung, ae.After, ae.Refused = string(last.Rung), *waited, !esc.Carried()
+	if last.Rung == policy.RungDelete {
+		ae.Why = joinNonEmpty("; ", ae.Why, fmt.Sprintf("a PodDisruptionBudget refused: DELETE after %s (eviction.allowDelete)",
+			policy.Waited(moves)))
+	}
+	a.outcomes = append(a.outcomes, policy.Outcome{UID: e.UID, Action: policy.ActionEvict, Result: last.Result,
+		API: policy.ContactAnswered, At: at})
+	if esc.Carried() {
+		a.ledger.Evictions = append(a.ledger.Evictions, policy.LedgerEviction{UID: e.UID, At: at, Rung: string(last.Rung)})
+	}
+	ae.Avoidance, ae.Loop = a.record(prev, avoided, esc.Carried(), policy.HistoryEntry{UID: e.UID, Namespace: e.Namespace,
+		Name: e.Name, Owner: owner, Signal: string(e.Signal), Rung: string(last.Rung), At: at, Created: in.Created[e.UID]})
+	return ae
 }

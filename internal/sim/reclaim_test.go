@@ -24,7 +24,7 @@ func TestTheReclaimRungReclaimsThePageCacheInsteadOfEvicting(t *testing.T) {
 		cfg := policy.DefaultConfig()
 		cfg.Policy = policy.ReclaimAware
 		cfg.Reclaim.Action.Enabled = rung
-		o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(cfg, policy.LadderConfig{}, hard200(t), decision.Semantics{}),
+		o := Options{Kubelet: hard200(t), Timing: DefaultTiming(), NewAgent: PolicyAgent(cfg, policy.LadderConfig{}, hard200(t), decision.Semantics{}, nil),
 			AgentTiming:   AgentTiming{SyncPeriod: 10 * time.Second, PollInterval: 100 * time.Millisecond, PollDelta: 32 * mi},
 			AgentTaintKey: "pressure.kube-pressure.io/evicting"}
 		return Simulate(m.World(rand.New(rand.NewSource(1))), o)

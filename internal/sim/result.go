@@ -37,6 +37,11 @@ const (
 	KindReclaim Kind = "reclaim"
 	// KindRefused is an agent's eviction a PodDisruptionBudget refused: the pod keeps running.
 	KindRefused Kind = "refused"
+	// KindAvoid is the avoidance of the node an agent's eviction starts or extends for the pod's owner
+	// (escalated after an eviction loop).
+	KindAvoid Kind = "avoid"
+	// KindKept is a pod kept off the node: its owner avoids the node when it appears.
+	KindKept Kind = "kept-off"
 )
 
 // Run names.
@@ -83,6 +88,8 @@ type Eviction struct {
 	// PodDisruptionBudget refused, the ladder fell back to a DELETE); "" otherwise.
 	Rung    string `json:"rung,omitempty"`
 	Message string `json:"message"`
+	// Avoidance is the avoidance of the node the agent's eviction leaves its owner (nil: none).
+	Avoidance *AvoidanceInfo `json:"avoidance,omitempty"`
 }
 
 // Duration marshals as a Go duration string.

@@ -164,6 +164,7 @@ func (r *run) handle(e event) {
 // tick samples the run's node: crossings of the thresholds, the kubelet's notifiers, the agent's
 // poll and the plot.
 func (r *run) tick(t time.Time) {
+	r.admit(t)
 	obs := observations(r.node.memory(t), t)
 	r.samples = append(r.samples, sampleOf(obs, t))
 	r.crossings(t, obs)
