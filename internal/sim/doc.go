@@ -4,8 +4,11 @@
 // through a node agent (the Agent seam; PolicyAgent drives pressure-agent's policy.Step on an input built by policy.NewInput, as the agent builds it, and each
 // planned eviction through the agent's escalation ladder, policy.Foresee: a pod a PodDisruptionBudget
 // protects (PodInfo.PDB) is refused by the simulated Eviction API, then DELETEd after the fallback wait
-// under a hard threshold, or left running under a soft one) with the kubelet behind it, and reports
-// when each evicts whom.
+// under a hard threshold, or left running under a soft one; with the agent's loop rules, each carried-out
+// eviction of a pod with an Avoidable owner starts or extends the owner's avoidance of the node as the
+// ladder's policy.History rules say, escalated after an eviction loop, and a pod of an avoided owner that
+// appears while the avoidance holds is kept off the node) with the kubelet behind it, and reports when
+// each evicts whom.
 //
 // Simulate(World, Options) Result runs each run on a virtual clock: an event heap (total order: time,
 // then kind, then insertion) of world samples (every Timing.Step: threshold crossings, the kubelet's
