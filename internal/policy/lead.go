@@ -20,8 +20,11 @@ import (
 // free, and evict more pods than the one that ramps.
 //
 // Guards against acting on a burst: the fall must have lasted two steps in a row (each interval at most
-// maxLeadInterval long, the slower of the two rates counts), and no pod's memory may be in flight (a
-// victim still growing while it dies would otherwise make the next pod look like a ramp).
+// maxLeadInterval long, the slower of the two rates counts), no pod's memory may be in flight (a
+// victim still growing while it dies would otherwise make the next pod look like a ramp), and, for
+// ReclaimAware, no reclaim of the signal may be settling: the pages the agent just reclaimed are read
+// back, their refaults lower the estimate at once, and that step is not a ramp of usage (the rung holds
+// eviction off while it settles, unless the working set falls below the kubelet's own threshold).
 
 const mebibyte = 1 << 20
 
@@ -56,7 +59,7 @@ func (st *State) fallsNow(snap signal.Snapshot) map[signal.Signal]fall {
 // leadRaise raises the hard memory thresholds of ths by the eviction lead (see above) and traces each
 // raise; now are this step's falls (fallsNow), st.falls the last step's. It returns ths unchanged for
 // policy Kubelet, without a lead, or while a pod's memory is in flight.
-func (st *State) leadRaise(ths threshold.Config, snap signal.Snapshot, now map[signal.Signal]fall, cfg Config, p *Plan) threshold.Config {
+func (st *State) leadRaise(at time.Time, ths threshold.Config, snap signal.Snapshot, now map[signal.Signal]fall, cfg Config, p *Plan) threshold.Config {
 	if cfg.Policy == Kubelet || cfg.EvictionLead <= 0 {
 		return ths
 	}
@@ -75,6 +78,11 @@ func (st *State) leadRaise(ths threshold.Config, snap signal.Snapshot, now map[s
 		base := t.Value.Resolve(o.Capacity)
 		if o.Available < base || o.Available >= level {
 			continue // under the threshold already, or not exhausted within the lead
+		}
+		if last, ok := st.settling(t.Signal, at, cfg); ok {
+			p.tr().add(KindLead, string(t.Signal), fmt.Sprintf("falls %s/s: not raised while the reclaim at %s settles (until %s)",
+				threshold.FormatHuman(rate, true), stamp(last), stamp(last.Add(cfg.Reclaim.Action.Settle))))
+			continue
 		}
 		if uid := st.memoryInFlight(); uid != "" {
 			p.tr().add(KindLead, string(t.Signal), fmt.Sprintf("falls %s/s: not raised while pod %s's memory is in flight",
@@ -116,4 +124,17 @@ func (st *State) memoryInFlight() string {
 		}
 	}
 	return out
+}
+
+// settling returns when sig's last reclaim (of the reclaim rung) was planned, while that is less than
+// ReclaimAction.Settle ago: its pages may still be read back, whether or not the rung is done with it.
+func (st *State) settling(sig signal.Signal, at time.Time, cfg Config) (time.Time, bool) {
+	if cfg.Policy != ReclaimAware {
+		return time.Time{}, false
+	}
+	last, ok := st.lastReclaim[sig]
+	if !ok || !at.Before(last.Add(cfg.Reclaim.Action.Settle)) {
+		return time.Time{}, false
+	}
+	return last, true
 }

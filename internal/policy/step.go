@@ -41,7 +41,7 @@ func Step(prev State, in Input) (State, Plan) {
 	st.adopt(in.Now, pods, in.InFlight, cfg)
 	falls := st.fallsNow(snap)
 	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
-	p.Thresholds = st.leadRaise(p.Thresholds, snap, falls, cfg, &p)
+	p.Thresholds = st.leadRaise(in.Now, p.Thresholds, snap, falls, cfg, &p)
 	if cfg.Policy == ReclaimAware {
 		snap = st.reclaimRung(in.Now, in, snap, ests, cfg, &p)
 		ws = workingSets(p.Reclaim, raw)
