@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -18,16 +20,50 @@ import (
 
 // loadKubeletFile reads the node's KubeletConfiguration from a file and parses its eviction settings.
 func loadKubeletFile(path string) (threshold.Config, error) {
-	f, err := os.Open(path)
+	return (&kubeletFile{Path: path}).Load()
+}
+
+// kubeletFile loads the node's KubeletConfiguration file again and again, and parses it only when its
+// bytes differ from the last load's: the refresher reads it every KubeletConfigRefresh, and decoding the
+// YAML was the refresh's whole cost (docs/benchmarks.md, "Agent cost"). The file is still read every
+// time, so a change is seen at the next load, and a file that cannot be opened or read is an error
+// every time, as without the cache. An unchanged invalid file gives the error its parse gave.
+type kubeletFile struct {
+	Path string
+	buf  bytes.Buffer // this load's bytes
+	last []byte       // the bytes last parsed; nil before the first parse
+	cfg  threshold.Config
+	err  error
+	// parses counts the parses (for the tests).
+	parses int
+}
+
+// Load returns the eviction settings of the file's current content.
+func (k *kubeletFile) Load() (threshold.Config, error) {
+	f, err := os.Open(k.Path)
 	if err != nil {
 		return threshold.Config{}, fmt.Errorf("kubelet config: %w", err)
 	}
 	defer f.Close()
-	kc, err := kubeconv.LoadKubeletConfig(f, path)
+	k.buf.Reset()
+	if _, err := k.buf.ReadFrom(io.LimitReader(f, kubeconv.MaxKubeletConfigBytes+1)); err != nil {
+		return threshold.Config{}, fmt.Errorf("read kubelet config %s: %w", k.Path, err) // LoadKubeletConfig's words
+	}
+	if k.last != nil && bytes.Equal(k.buf.Bytes(), k.last) {
+		return k.cfg, k.err
+	}
+	k.last = append(k.last[:0], k.buf.Bytes()...)
+	k.cfg, k.err = k.parse()
+	return k.cfg, k.err
+}
+
+func (k *kubeletFile) parse() (threshold.Config, error) {
+	k.parses++
+	kc, err := kubeconv.LoadKubeletConfig(bytes.NewReader(k.last), k.Path)
 	if err != nil {
 		return threshold.Config{}, err
 	}
-	return parseKubelet(kc, path)
+	return parseKubelet(kc, k.Path)
 }
 
 // fetchConfigz reads the kubelet's effective configuration through the API server's node proxy. The
@@ -121,9 +157,9 @@ func (r *runner) kubeletRefresher(fromAPI, pending bool) *kubeletRefresher {
 		k.Source = "/api/v1/nodes/" + node + "/proxy/configz"
 		k.Load = func(ctx context.Context) (threshold.Config, error) { return fetchConfigz(ctx, r.client, node) }
 	} else {
-		path := r.cfg.KubeletConfigFile
-		k.Source = path
-		k.Load = func(context.Context) (threshold.Config, error) { return loadKubeletFile(path) }
+		file := &kubeletFile{Path: r.cfg.KubeletConfigFile}
+		k.Source = file.Path
+		k.Load = func(context.Context) (threshold.Config, error) { return file.Load() }
 	}
 	return k
 }
