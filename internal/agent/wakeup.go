@@ -143,10 +143,13 @@ func (w *wakers) start(ctx context.Context, n Notifiers) []notifierStatus {
 		}
 	}
 	if n.PollInterval > 0 {
-		p, where, err := w.poller(n)
+		p, smp, where, err := w.poller(n)
 		out = append(out, notifierStatus{Name: notifierPoll, Where: where, Err: err})
 		if err == nil {
-			go w.run(ctx, notifierPoll, p.Run)
+			go w.run(ctx, notifierPoll, func(ctx context.Context, ch chan<- struct{}) error {
+				defer smp.Close()
+				return p.Run(ctx, ch)
+			})
 		}
 	}
 	// One series per notifier: memcg is armed when every cgroup it targets is.
@@ -203,8 +206,9 @@ func (w *wakers) run(ctx context.Context, name string, run func(context.Context,
 // allocatable cgroup's (allocatableMemory.available) and the node's (memory.available, MemTotal − the
 // root cgroup's working set, so that on cgroup v2, where no memcg notifier exists, the node-level
 // signal is checked as fast as the allocatable one). A crossing of 0 is a crossing of a threshold. It
-// fails when neither signal can be read.
-func (w *wakers) poller(n Notifiers) (*notify.Poller, string, error) {
+// fails when neither signal can be read. Its reads go through the returned sampler, which keeps the
+// cgroup files open; the caller closes it when the poller stops.
+func (w *wakers) poller(n Notifiers) (*notify.Poller, *cgroupfs.Sampler, string, error) {
 	r := &cgroupfs.Reader{Layout: w.layout}
 	now := w.clock.Now()
 	var errs []error
@@ -229,21 +233,22 @@ func (w *wakers) poller(n Notifiers) (*notify.Poller, string, error) {
 		where = fmt.Sprintf("%s every %s to %s (a fall of %dMi/s)", polled, n.PollInterval, n.PollMaxInterval, n.PollRampRate>>20)
 	}
 	if len(polled) == 0 {
-		return nil, fmt.Sprintf("every %s", n.PollInterval), errors.Join(errs...)
+		return nil, nil, fmt.Sprintf("every %s", n.PollInterval), errors.Join(errs...)
 	}
+	smp := r.NewSampler()
 	read := func() (int64, error) {
 		now := w.clock.Now()
 		margin := int64(math.MaxInt64)
 		var errs []error
 		if thr := w.pollThreshold[signal.AllocatableMemoryAvailable].Load(); allocOK && thr != math.MinInt64 {
-			if o, err := r.AllocatableMemory(now); err != nil {
+			if o, err := smp.AllocatableMemory(now); err != nil {
 				errs = append(errs, err)
 			} else {
 				margin = min(margin, o.Available-thr)
 			}
 		}
 		if thr := w.pollThreshold[signal.MemoryAvailable].Load(); w.memTotal > 0 && thr != math.MinInt64 {
-			if o, err := r.NodeMemory(now, w.memTotal); err != nil {
+			if o, err := smp.NodeMemory(now, w.memTotal); err != nil {
 				errs = append(errs, err)
 			} else {
 				margin = min(margin, o.Available-thr)
@@ -256,7 +261,7 @@ func (w *wakers) poller(n Notifiers) (*notify.Poller, string, error) {
 	}
 	return &notify.Poller{Interval: n.PollInterval, MaxInterval: n.PollMaxInterval, RampRate: n.PollRampRate,
 		Delta: n.PollDelta, Threshold: 0, Clock: w.clock, Read: read,
-		OnError: func(error) { w.onErr() }}, where, nil
+		OnError: func(error) { w.onErr() }}, smp, where, nil
 }
 
 // rearm points the notifiers at the thresholds the policy watches; it runs after every sync. A memcg
