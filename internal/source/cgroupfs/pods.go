@@ -111,6 +111,11 @@ func podUID(e fs.DirEntry, prefix, suffix string, d Driver) (string, bool) {
 // pod's process count; the thread count is what the pod holds of pid.available (the kernel's task
 // count, threads included). Threads is nil when no thread file exists (a fixture tree without them).
 func (l Layout) Tasks(rel string) (TaskCount, error) {
+	return l.tasks(rel, make([]byte, 0, 4096))
+}
+
+// tasks is Tasks reading every file into buf.
+func (l Layout) tasks(rel string, buf []byte) (TaskCount, error) {
 	threadsFile := "tasks"
 	if l.Version == V2 {
 		threadsFile = "cgroup.threads"
@@ -118,7 +123,6 @@ func (l Layout) Tasks(rel string) (TaskCount, error) {
 	var tc TaskCount
 	var threads uint64
 	seen := false
-	buf := make([]byte, 0, 4096)
 	count := func(path string) (uint64, bool, error) {
 		b, err := readAllInto(path, buf[:0])
 		if errors.Is(err, fs.ErrNotExist) {

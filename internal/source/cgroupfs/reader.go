@@ -100,8 +100,9 @@ func (r *Reader) Pods(now time.Time) (map[string]signal.PodStats, error) {
 	}
 	out := make(map[string]signal.PodStats, len(cgs))
 	var errs []error
+	scratch := &podScratch{buf: make([]byte, 0, 8192)}
 	for _, cg := range cgs {
-		ps, err := r.pod(cg, now)
+		ps, err := r.pod(cg, now, scratch)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pod %s: %w", cg.UID, err))
 			continue
@@ -111,17 +112,16 @@ func (r *Reader) Pods(now time.Time) (map[string]signal.PodStats, error) {
 	return out, errors.Join(errs...)
 }
 
-func (r *Reader) pod(cg PodCgroup, now time.Time) (signal.PodStats, error) {
-	m, err := r.Layout.ReadMemory(cg.Rel)
+func (r *Reader) pod(cg PodCgroup, now time.Time, scratch *podScratch) (signal.PodStats, error) {
+	ws, ms, err := scratch.podMemory(r.Layout, cg.Rel, r.pageSize())
 	if err != nil {
 		return signal.PodStats{}, err
 	}
-	tc, err := r.Layout.Tasks(cg.Rel)
+	tc, err := r.Layout.tasks(cg.Rel, scratch.buf[:0])
 	if err != nil {
 		return signal.PodStats{}, err
 	}
-	ms := ReclaimStat(m.Stat, r.Layout.Version, r.pageSize())
-	return signal.PodStats{UID: cg.UID, Time: now, MemoryWorkingSet: signal.Uint64(m.WorkingSet()), Memory: &ms,
+	return signal.PodStats{UID: cg.UID, Time: now, MemoryWorkingSet: signal.Uint64(ws), Memory: &ms,
 		ProcessCount: signal.Uint64(tc.Processes), ThreadCount: tc.Threads}, nil
 }
 
