@@ -15,7 +15,11 @@
 // usage is memory.current and inactive is inactive_file, except for the v2 root, which has no
 // memory.current: its usage is anon + file of the root memory.stat (runc's emulation).
 //
-// Parsers read from io.Reader and report a *parse.Error naming the file, line and value. Absent is not
+// A Sampler gives the two memory signals for a caller that reads them many times a second (the agent's
+// adaptive poll): it keeps the cgroup files open, re-reads them with pread at offset 0 (the kernel
+// generates a cgroup file anew for a read at offset 0) and does not allocate.
+//
+// Parsers read from io.Reader, or from the bytes of a file read whole where a read is repeated, and report a *parse.Error naming the file, line and value. Absent is not
 // zero: a file that cannot be read is an error, and a signal that cannot be computed has no observation.
 // Nothing here reads a clock; callers pass the time of the observation.
 package cgroupfs
