@@ -78,22 +78,11 @@ func readAllInto(path string, buf []byte) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
+	b, err := preadAll(fd, buf)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
+	return b, nil
 }
 
 // openRead opens path read-only, retrying on EINTR.

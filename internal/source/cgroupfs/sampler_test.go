@@ -94,7 +94,7 @@ func TestSamplerGivesTheReadersSignalsAsTheFilesChange(t *testing.T) {
 					s = r.NewSampler()
 					continue
 				}
-				if err := rewrite(p, e.content); err != nil { // in place, as the kernel changes a cgroup file
+				if err := os.WriteFile(p, []byte(e.content), 0o644); err != nil { // in place (O_TRUNC), as the kernel changes a cgroup file
 					t.Fatal(err)
 				}
 				sampleBoth(t, e.name, r, s)
@@ -186,17 +186,4 @@ func TestRealV1SamplerSeesChangesThroughItsOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	capacity("created again with 128Mi", 128*mib)
-}
-
-// rewrite replaces the content of path in place (same inode).
-func rewrite(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(content); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
