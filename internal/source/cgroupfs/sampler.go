@@ -15,9 +15,10 @@ import (
 
 // Sampler gives memory.available and allocatableMemory.available as Reader.NodeMemory and
 // Reader.AllocatableMemory do, for a caller that reads them many times a second (the agent's adaptive
-// poll). It keeps each file open and reads it again with pread at offset 0, which makes the kernel
-// generate the content anew (seq_file: a read at offset 0 restarts the file); a read that fails (the
-// cgroup was removed: ENODEV) opens the path again once. It reads into one buffer, takes from memory.stat
+// poll). It keeps each cgroup file open and reads it again with pread at offset 0, which makes the
+// kernel generate the content anew (seq_file: a read at offset 0 restarts the file); a read that fails
+// (the cgroup was removed: ENODEV) opens the path again once. Files on other filesystems (fixture
+// trees) are opened for each read. It reads into one buffer, takes from memory.stat
 // only the keys it uses, and does not read the root's memory.limit_in_bytes (memory.available does not
 // use it). It is not safe for concurrent use; Close closes its files.
 type Sampler struct {
@@ -186,7 +187,7 @@ func (s *Sampler) stat(m *memoryFiles, out sample) (sample, error) {
 	return out, nil
 }
 
-// keptFile is a file kept open between reads.
+// keptFile is a file kept open between reads, where it is a cgroup file.
 type keptFile struct {
 	path string
 	fd   int
@@ -194,13 +195,16 @@ type keptFile struct {
 }
 
 // read returns the whole content of f, appended to buf, with errors as readAllInto's (*os.PathError).
-// The file is opened at the first read and again after a read that failed.
+// The file is opened at the first read and again after a read that failed. Only a file on a cgroup
+// filesystem is kept open: the kernel regenerates it for each read at offset 0 and removes it only with
+// its cgroup, after which a read fails (ENODEV). A file elsewhere (a fixture tree, where a test may
+// replace a file by renaming another over it) is opened for each read, as readAllInto does.
 func (f *keptFile) read(buf []byte) ([]byte, error) {
 	if f.open {
 		if b, err := preadAll(f.fd, buf); err == nil {
 			return b, nil
 		}
-		_ = f.close() // removed or replaced: open the path again
+		_ = f.close() // the cgroup was removed: open the path again
 	}
 	fd, err := openRead(f.path)
 	if err != nil {
@@ -208,11 +212,22 @@ func (f *keptFile) read(buf []byte) ([]byte, error) {
 	}
 	f.fd, f.open = fd, true
 	b, err := preadAll(fd, buf)
-	if err != nil {
+	if err != nil || !onCgroupfs(fd) {
 		_ = f.close()
+	}
+	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: f.path, Err: err}
 	}
 	return b, nil
+}
+
+// onCgroupfs reports whether fd is a file of a cgroup v1 or v2 filesystem.
+func onCgroupfs(fd int) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return false
+	}
+	return int64(st.Type) == CgroupSuperMagic || int64(st.Type) == Cgroup2SuperMagic
 }
 
 func (f *keptFile) close() error {
