@@ -18,11 +18,6 @@ import (
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
-// loadKubeletFile reads the node's KubeletConfiguration from a file and parses its eviction settings.
-func loadKubeletFile(path string) (threshold.Config, error) {
-	return (&kubeletFile{Path: path}).Load()
-}
-
 // kubeletFile loads the node's KubeletConfiguration file again and again, and parses it only when its
 // bytes differ from the last load's: the refresher reads it every KubeletConfigRefresh, and decoding the
 // YAML was the refresh's whole cost (docs/benchmarks.md, "Agent cost"). The file is still read every
@@ -157,7 +152,10 @@ func (r *runner) kubeletRefresher(fromAPI, pending bool) *kubeletRefresher {
 		k.Source = "/api/v1/nodes/" + node + "/proxy/configz"
 		k.Load = func(ctx context.Context) (threshold.Config, error) { return fetchConfigz(ctx, r.client, node) }
 	} else {
-		file := &kubeletFile{Path: r.cfg.KubeletConfigFile}
+		file := r.kubeletFile
+		if file == nil {
+			file = &kubeletFile{Path: r.cfg.KubeletConfigFile}
+		}
 		k.Source = file.Path
 		k.Load = func(context.Context) (threshold.Config, error) { return file.Load() }
 	}

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // kubeletYAML is a kubelet config file as kubeadm writes it, with memory.available<mem.
@@ -93,5 +95,24 @@ func TestKubeletFileLoadsAsTheUncachedReadDid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestKubeletRefresherOfAFileReusesTheStartsParse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(kubeletYAML("200Mi")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kf := &kubeletFile{Path: path}
+	if _, err := kf.Load(); err != nil { // RunWithOptions' read at start
+		t.Fatal(err)
+	}
+	r := &runner{cfg: Config{KubeletConfigFile: path, KubeletConfigRefresh: time.Minute}, kubeletFile: kf}
+	k := r.kubeletRefresher(false, false)
+	if _, err := k.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if kf.parses != 1 {
+		t.Errorf("%d parses after the start and one refresh of an unchanged file, want 1", kf.parses)
 	}
 }

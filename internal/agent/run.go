@@ -55,8 +55,10 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 		return err
 	}
 	var kubelet *threshold.Config
+	var kf *kubeletFile // kept for the refresher, which then parses the file only once it changed
 	if cfg.KubeletConfigFile != "" {
-		kc, err := loadKubeletFile(cfg.KubeletConfigFile)
+		kf = &kubeletFile{Path: cfg.KubeletConfigFile}
+		kc, err := kf.Load()
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
@@ -70,7 +72,7 @@ func RunWithOptions(ctx context.Context, cfg Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	r := &runner{cfg: cfg, opts: opts, client: client, metrics: metrics, layout: layout, log: opts.Logger}
+	r := &runner{cfg: cfg, opts: opts, client: client, metrics: metrics, layout: layout, log: opts.Logger, kubeletFile: kf}
 	return r.run(ctx, kubelet)
 }
 
@@ -112,6 +114,8 @@ type runner struct {
 	layout  cgroupfs.Layout
 	log     *slog.Logger
 	breaker *Breaker
+	// kubeletFile is the kubelet config file as read at start (nil: /configz).
+	kubeletFile *kubeletFile
 }
 
 func (r *runner) run(ctx context.Context, kubelet *threshold.Config) error {
