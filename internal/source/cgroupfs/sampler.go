@@ -25,25 +25,24 @@ type Sampler struct {
 	r          *Reader
 	node, pods memoryFiles
 	buf        []byte
-	vals       [4]uint64 // by sampleKeys' index
+	vals       [3]uint64 // by the index of memoryFiles.keys
 }
 
-// sampleKeys are the memory.stat keys a sample uses, by index: statInactiveV1 and so on.
-var sampleKeys = []string{"total_inactive_file", "inactive_file", "anon", "file"}
-
-const (
-	statInactiveV1 = iota
-	statInactiveV2
-	statAnon
-	statFile
+// The memory.stat keys a sample uses, all required, in the order readMemoryV1, readMemoryV2 and
+// readRootV2 look for them; the inactive file pages are the last.
+var (
+	v1SampleKeys     = []string{"total_inactive_file"}
+	v2SampleKeys     = []string{"inactive_file"}
+	v2RootSampleKeys = []string{"anon", "file", "inactive_file"}
 )
 
 // memoryFiles are the open files of one memory cgroup; usage and limit are unused (path "") where
 // the sample does not read them.
 type memoryFiles struct {
 	usage, limit, stat keptFile
-	limitOrMax         bool // memory.max ("max" is unlimited)
-	v2Root             bool // usage is anon + file of memory.stat
+	keys               []string // picked from memory.stat
+	limitOrMax         bool     // memory.max ("max" is unlimited)
+	v2Root             bool     // usage is anon + file of memory.stat
 }
 
 // NewSampler returns a Sampler of r's layout. It opens nothing until the first sample.
@@ -59,15 +58,16 @@ func (r *Reader) NewSampler() *Sampler {
 
 func newMemoryFiles(l Layout, rel string, withLimit bool) memoryFiles {
 	dir := filepath.Join(l.Memory, rel)
-	m := memoryFiles{stat: keptFile{path: filepath.Join(dir, "memory.stat")}}
+	m := memoryFiles{stat: keptFile{path: filepath.Join(dir, "memory.stat")}, keys: v2SampleKeys}
 	switch {
 	case l.Version == V1:
+		m.keys = v1SampleKeys
 		m.usage.path = filepath.Join(dir, "memory.usage_in_bytes")
 		if withLimit {
 			m.limit.path = filepath.Join(dir, "memory.limit_in_bytes")
 		}
 	case rel == "" || rel == "/" || rel == ".":
-		m.v2Root = true
+		m.v2Root, m.keys = true, v2RootSampleKeys
 	default:
 		m.usage.path = filepath.Join(dir, "memory.current")
 		m.limitOrMax = true
@@ -164,25 +164,18 @@ func (s *Sampler) stat(m *memoryFiles, out sample) (sample, error) {
 		return sample{}, fmt.Errorf("cgroupfs: %w", err)
 	}
 	s.buf = b[:0]
-	found, err := parse.PickKeyValues(b, m.stat.path, sampleKeys, s.vals[:])
+	found, err := parse.PickKeyValues(b, m.stat.path, m.keys, s.vals[:])
 	if err != nil {
 		return sample{}, err
 	}
-	want := []int{statInactiveV1}
-	switch {
-	case m.v2Root:
-		want = []int{statAnon, statFile, statInactiveV2} // readRootV2's order of missing keys
-	case s.r.Layout.Version != V1:
-		want = []int{statInactiveV2}
-	}
-	for _, k := range want {
-		if found&(1<<k) == 0 {
-			return sample{}, &parse.Error{Path: m.stat.path, Value: sampleKeys[k], Err: parse.ErrMissing}
+	for i, k := range m.keys {
+		if found&(1<<i) == 0 {
+			return sample{}, &parse.Error{Path: m.stat.path, Value: k, Err: parse.ErrMissing}
 		}
 	}
-	out.inactiveFile = s.vals[want[len(want)-1]]
+	out.inactiveFile = s.vals[len(m.keys)-1]
 	if m.v2Root {
-		out.usage = s.vals[statAnon] + s.vals[statFile]
+		out.usage = s.vals[0] + s.vals[1] // anon + file
 	}
 	return out, nil
 }
