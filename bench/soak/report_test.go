@@ -51,9 +51,16 @@ func (r *report) add(t *testing.T, res result, err error) {
 	if p.Fault != nil {
 		fault = fmt.Sprintf("fault %s at %s: %s%s", p.Fault.Kind, time.Duration(p.Fault.At), res.FaultDid, res.FaultErr)
 	}
-	t.Logf("episode %d of seed %d: %d workloads, %s; %s, calm %v (probe pod ran after %s); %d evictions, %d kernel OOM kills, %d shells; %d violations",
-		p.Episode, p.Seed, len(p.Workloads), fault, res.Ended.Sub(res.Started).Round(time.Second), res.Calm, time.Duration(res.ProbeTook).Round(time.Millisecond), len(res.Evictions),
-		len(res.Kills), len(res.Shells), len(res.Violations))
+	probe := "no probe: not calm"
+	if res.Calm {
+		probe = "probe pod ran after " + time.Duration(res.ProbeTook).Round(time.Millisecond).String()
+		if res.ProbeTook < 0 {
+			probe = "probe pod did not run"
+		}
+	}
+	t.Logf("episode %d of seed %d: %d workloads, %s; %s, calm %v (%s); %d evictions, %d kernel OOM kills, %d shells, %d kept off by an avoidance; %d violations",
+		p.Episode, p.Seed, len(p.Workloads), fault, res.Ended.Sub(res.Started).Round(time.Second), res.Calm, probe, len(res.Evictions),
+		len(res.Kills), len(res.Shells), len(res.KeptOff), len(res.Violations))
 	if res.FaultErr != "" {
 		t.Errorf("episode %d of seed %d: the fault failed: %s", p.Episode, p.Seed, res.FaultErr)
 	}
