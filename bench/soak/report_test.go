@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,12 +104,28 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 		t.Error(err)
 	} else if err := os.WriteFile(filepath.Join(r.out, "resources.svg"), svg.Bytes(), 0o644); err != nil {
 		t.Error(err)
+	} else {
+		r.png(t)
 	}
 	text := r.markdown(series, restarts, len(collected))
 	if err := os.WriteFile(r.path(), []byte(text), 0o644); err != nil {
 		t.Error(err)
 	}
 	t.Logf("summary:\n%s", text)
+}
+
+// png converts resources.svg to resources.png (a white background) with rsvg-convert when it is
+// installed, and says so when it is not: the SVG holds the same plot.
+func (r *report) png(t *testing.T) {
+	conv, err := exec.LookPath("rsvg-convert")
+	if err != nil {
+		t.Logf("no resources.png: rsvg-convert is not installed (apt-get install librsvg2-bin); resources.svg has the same plot")
+		return
+	}
+	out, err := exec.Command(conv, "-b", "white", "-o", filepath.Join(r.out, "resources.png"), filepath.Join(r.out, "resources.svg")).CombinedOutput()
+	if err != nil {
+		t.Errorf("rsvg-convert resources.svg: %v: %s", err, out)
+	}
 }
 
 // markdown is summary.md: the run, each episode, each invariant's count.
