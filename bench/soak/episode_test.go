@@ -92,6 +92,9 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 				return
 			case <-time.After(time.Duration(p.Fault.At)):
 			}
+			if err := c.keepLogs(dir); err != nil {
+				r.FaultErr = err.Error()
+			}
 			did, err := c.inject(ctx, *p.Fault)
 			r.FaultDid = did
 			if err != nil {
@@ -112,6 +115,9 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 		r.RecordErr = err.Error()
 	} else if r.Predicted, err = c.predictAgent(ctx, recording); err != nil {
 		r.RecordErr = err.Error()
+	}
+	if err := c.keepLogs(dir); err != nil {
+		return r, err
 	}
 	if err := c.observe(ctx, &r, mark, oomBefore, seen); err != nil {
 		return r, err
