@@ -39,9 +39,11 @@ type result struct {
 	Evictions []Eviction     `json:"evictions"`
 	Kills     []oomkill.Kill `json:"kills"`
 	// OOMCounterRise is the rise of the pods cgroup's oom_kill (memory.oom_control).
-	OOMCounterRise int      `json:"oomCounterRise"`
-	Shells         []Shell  `json:"shells"`
-	Collected      []string `json:"collected"`
+	OOMCounterRise int     `json:"oomCounterRise"`
+	Shells         []Shell `json:"shells"`
+	// KeptOff are the episode's pods an avoidance kept off the node at the end (KeptOff).
+	KeptOff   []string `json:"keptOff,omitempty"`
+	Collected []string `json:"collected"`
 	// Predicted are the pods simulate on the recording has pressure-agent evict; RecordErr is why there
 	// is no prediction.
 	Predicted []string `json:"predicted"`
@@ -90,6 +92,9 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 				return
 			case <-time.After(time.Duration(p.Fault.At)):
 			}
+			if err := c.keepLogs(dir); err != nil {
+				r.FaultErr = err.Error()
+			}
 			did, err := c.inject(ctx, *p.Fault)
 			r.FaultDid = did
 			if err != nil {
@@ -110,6 +115,9 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 		r.RecordErr = err.Error()
 	} else if r.Predicted, err = c.predictAgent(ctx, recording); err != nil {
 		r.RecordErr = err.Error()
+	}
+	if err := c.keepLogs(dir); err != nil {
+		return r, err
 	}
 	if err := c.observe(ctx, &r, mark, oomBefore, seen); err != nil {
 		return r, err
@@ -167,8 +175,8 @@ func (c *soakCluster) create(ctx context.Context, p Plan) error {
 	return nil
 }
 
-// waitCalm waits until after notBefore the node has no pressure condition and ns no Pending pod, and
-// reports true; or until capAt, false.
+// waitCalm waits until after notBefore the node has no pressure condition and ns no Pending pod but
+// those an avoidance keeps off the node (KeptOff), and reports true; or until capAt, false.
 func (c *soakCluster) waitCalm(ctx context.Context, ns string, notBefore, capAt time.Time) bool {
 	for {
 		now := time.Now()
@@ -202,8 +210,8 @@ func (c *soakCluster) calm(ctx context.Context, ns string) bool {
 	if err != nil {
 		return false
 	}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodPending {
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.Status.Phase == corev1.PodPending && !KeptOff(p, c.node.Name()) {
 			return false
 		}
 	}
@@ -259,6 +267,9 @@ func (c *soakCluster) observe(ctx context.Context, r *result, mark float64, oomB
 	for _, p := range pods.Items {
 		if !strings.HasPrefix(p.Namespace, "soak-") && !(p.Namespace == "kube-system" && strings.HasPrefix(p.Name, "soak-critical-")) {
 			continue
+		}
+		if KeptOff(&p, c.node.Name()) {
+			r.KeptOff = append(r.KeptOff, p.Namespace+"/"+p.Name)
 		}
 		if p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" {
 			key := p.Namespace + "/" + p.Name

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,9 +52,16 @@ func (r *report) add(t *testing.T, res result, err error) {
 	if p.Fault != nil {
 		fault = fmt.Sprintf("fault %s at %s: %s%s", p.Fault.Kind, time.Duration(p.Fault.At), res.FaultDid, res.FaultErr)
 	}
-	t.Logf("episode %d of seed %d: %d workloads, %s; %s, calm %v (probe pod ran after %s); %d evictions, %d kernel OOM kills, %d shells; %d violations",
-		p.Episode, p.Seed, len(p.Workloads), fault, res.Ended.Sub(res.Started).Round(time.Second), res.Calm, time.Duration(res.ProbeTook).Round(time.Millisecond), len(res.Evictions),
-		len(res.Kills), len(res.Shells), len(res.Violations))
+	probe := "no probe: not calm"
+	if res.Calm {
+		probe = "probe pod ran after " + time.Duration(res.ProbeTook).Round(time.Millisecond).String()
+		if res.ProbeTook < 0 {
+			probe = "probe pod did not run"
+		}
+	}
+	t.Logf("episode %d of seed %d: %d workloads, %s; %s, calm %v (%s); %d evictions, %d kernel OOM kills, %d shells, %d kept off by an avoidance; %d violations",
+		p.Episode, p.Seed, len(p.Workloads), fault, res.Ended.Sub(res.Started).Round(time.Second), res.Calm, probe, len(res.Evictions),
+		len(res.Kills), len(res.Shells), len(res.KeptOff), len(res.Violations))
 	if res.FaultErr != "" {
 		t.Errorf("episode %d of seed %d: the fault failed: %s", p.Episode, p.Seed, res.FaultErr)
 	}
@@ -96,12 +104,28 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 		t.Error(err)
 	} else if err := os.WriteFile(filepath.Join(r.out, "resources.svg"), svg.Bytes(), 0o644); err != nil {
 		t.Error(err)
+	} else {
+		r.png(t)
 	}
 	text := r.markdown(series, restarts, len(collected))
 	if err := os.WriteFile(r.path(), []byte(text), 0o644); err != nil {
 		t.Error(err)
 	}
 	t.Logf("summary:\n%s", text)
+}
+
+// png converts resources.svg to resources.png (a white background) with rsvg-convert when it is
+// installed, and says so when it is not: the SVG holds the same plot.
+func (r *report) png(t *testing.T) {
+	conv, err := exec.LookPath("rsvg-convert")
+	if err != nil {
+		t.Logf("no resources.png: rsvg-convert is not installed (apt-get install librsvg2-bin); resources.svg has the same plot")
+		return
+	}
+	out, err := exec.Command(conv, "-b", "white", "-o", filepath.Join(r.out, "resources.png"), filepath.Join(r.out, "resources.svg")).CombinedOutput()
+	if err != nil {
+		t.Errorf("rsvg-convert resources.svg: %v: %s", err, out)
+	}
 }
 
 // markdown is summary.md: the run, each episode, each invariant's count.

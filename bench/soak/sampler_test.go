@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
@@ -60,7 +61,7 @@ func (s *sampler) sample(ctx context.Context) {
 		}
 	}
 	if n, err := s.c.client.CoreV1().Nodes().Get(ctx, s.c.node.Name(), metav1.GetOptions{}); err == nil {
-		s.add("node ledger bytes", 1024, now, float64(len(n.Annotations[loopbreaker.LedgerAnnotation])))
+		s.addWarm("node ledger bytes", 1024, policy.DefaultLoopWindow, now, float64(len(n.Annotations[loopbreaker.LedgerAnnotation])))
 	}
 	s.mu.Lock()
 	ns := s.pdbNS
@@ -117,11 +118,16 @@ func (s *sampler) samplePod(ctx context.Context, now time.Time, p *corev1.Pod) {
 }
 
 func (s *sampler) add(name string, floor float64, at time.Time, v float64) {
+	s.addWarm(name, floor, 0, at, v)
+}
+
+// addWarm adds a sample to the series name, created with floor and warmup (Series.Warmup).
+func (s *sampler) addWarm(name string, floor float64, warmup time.Duration, at time.Time, v float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sr := s.series[name]
 	if sr == nil {
-		sr = &Series{Name: name, Floor: floor}
+		sr = &Series{Name: name, Floor: floor, Warmup: warmup}
 		s.series[name] = sr
 	}
 	sr.Points = append(sr.Points, Point{At: at, V: v})
@@ -132,7 +138,7 @@ func (s *sampler) snapshot() (series []Series, pods []PodSample, pdb []PDBSample
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sr := range s.series {
-		series = append(series, Series{Name: sr.Name, Floor: sr.Floor, Points: slices.Clone(sr.Points)})
+		series = append(series, Series{Name: sr.Name, Floor: sr.Floor, Warmup: sr.Warmup, Points: slices.Clone(sr.Points)})
 	}
 	slices.SortFunc(series, func(a, b Series) int {
 		if a.Name < b.Name {

@@ -137,7 +137,7 @@ func TestAgentMountsTheHostReadOnlyWithoutHostNetworkAndNeedsHostPIDOnlyForCgrou
 	}
 }
 
-func TestJanitorRunsTwoReplicasWithLeaseInTheReleaseNamespaceAndAPodDisruptionBudget(t *testing.T) {
+func TestJanitorRunsTwoCriticalReplicasWithLeaseInTheReleaseNamespaceAndAPodDisruptionBudget(t *testing.T) {
 	objs := objects(t, render(t, defaultValues))
 	dep := find(t, objs, "Deployment", "pressure-janitor")
 	if got := number(dep.Object, "spec", "replicas"); got != 2 {
@@ -163,6 +163,11 @@ func TestJanitorRunsTwoReplicasWithLeaseInTheReleaseNamespaceAndAPodDisruptionBu
 	sc := podSpec(t, dep)["securityContext"].(map[string]any)
 	if sc["runAsNonRoot"] != true {
 		t.Errorf("janitor pod securityContext %v: want runAsNonRoot", sc)
+	}
+	// Critical, so that neither the kubelet nor our agent evicts the pods that serve the avoidance
+	// webhook under the very pressure the loop breaker answers.
+	if got := podSpec(t, dep)["priorityClassName"]; got != "system-cluster-critical" {
+		t.Errorf("janitor priorityClassName = %v, want system-cluster-critical", got)
 	}
 }
 
