@@ -7,11 +7,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,6 +49,7 @@ func TestOnTheRealControlPlane(t *testing.T) {
 	}{
 		{"eviction API evicts a running pod with our grace and records an event", testEvictsRunningPod},
 		{"PDB refusal: soft never falls back, hard deletes after the wait", testPDBFallback},
+		{"PDB refusal: a pod the kubelet evicts during the fallback wait keeps its Evicted shell", testPDBFallbackPodEvictedMeanwhile},
 		{"UID precondition: a recreated pod with the same name is never evicted", testUIDPrecondition},
 		{"429 and 503 answers through a front proxy never reach the kill rung, a refused connection does", testAnswersNeverReachTheKillRung},
 		{"taint add, refresh and remove keep the other taints", testTaint},
@@ -229,25 +228,7 @@ func hasCondition(p *v1.Pod, c v1.PodConditionType) bool {
 func testPDBFallback(e *env) {
 	ns := e.namespace("pdb")
 	e.node("node-pdb")
-	labels := map[string]string{"app": "guarded"}
-	p := e.runningPod(ns, "guarded", "node-pdb", labels)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels}}}
-	if _, err := e.client.PolicyV1().PodDisruptionBudgets(ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := e.client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "guard", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		s := got.Status
-		return s.ObservedGeneration >= got.Generation && s.CurrentHealthy == 1 && s.DesiredHealthy == 1, nil
-	})
-	if err != nil {
-		e.t.Fatalf("the disruption controller never computed the PDB status: %v", err)
-	}
+	p := e.guardedPod(ns, "guarded", "node-pdb")
 
 	soft, _ := e.ladder(LadderConfig{PDBFallbackWait: 100 * time.Millisecond, AllowDelete: true}, nil).Evict(e.ctx, req(p, false, 1))
 	if soft.Outcome != OutcomeBlockedByPDB || len(soft.Attempts) != 1 {

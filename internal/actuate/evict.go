@@ -9,9 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -49,6 +52,38 @@ func (e *Evictor) Delete(ctx context.Context, pod PodRef, graceSeconds int64) (O
 		err = fmt.Errorf("delete pod %s/%s uid %s: %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
 	return Classify(err), err
+}
+
+// Ended reads pod again and says why it is over for the ladder: "not found", "replaced by uid X",
+// "phase Failed" or "phase Succeeded" (e.g. the kubelet evicted it), "terminating"; "" when it is still
+// there. The read is a LIST by name (the agent may list pods; it has no GET), fresh from the API server.
+// The ladder asks after its PDB fallback wait: the Eviction API ignores PodDisruptionBudgets for a
+// terminal pod, so asking again would delete the kubelet's Evicted shell, the evidence of its eviction.
+func (e *Evictor) Ended(ctx context.Context, pod PodRef) (string, error) {
+	l, err := e.Client.CoreV1().Pods(pod.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()})
+	if err != nil {
+		return "", fmt.Errorf("read pod %s/%s uid %s again: %w", pod.Namespace, pod.Name, pod.UID, err)
+	}
+	for i := range l.Items {
+		if p := &l.Items[i]; p.Name == pod.Name {
+			return podEnded(p, pod.UID), nil
+		}
+	}
+	return "not found", nil
+}
+
+// podEnded says why p is over for the eviction of uid ("" when it is not).
+func podEnded(p *corev1.Pod, uid types.UID) string {
+	switch {
+	case p.UID != uid:
+		return "replaced by uid " + string(p.UID)
+	case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+		return "phase " + string(p.Status.Phase)
+	case p.DeletionTimestamp != nil:
+		return "terminating"
+	}
+	return ""
 }
 
 func deleteOptions(pod PodRef, graceSeconds int64) *metav1.DeleteOptions {

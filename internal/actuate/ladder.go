@@ -69,6 +69,8 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 			esc.Avoided(published)
 		case policy.MoveWait:
 			esc.Waited(l.wait(ctx, m.Wait))
+		case policy.MoveRecheck:
+			l.recheck(ctx, req, &esc, &res)
 		case policy.MoveEvict:
 			o, err := l.Evictor.Evict(ctx, req.Pod, req.GracePeriodSeconds)
 			l.tried(&esc, &res, Attempt{Rung: RungEviction, Outcome: o, Err: err})
@@ -80,6 +82,21 @@ func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
 		default: // policy.MoveStop
 			return l.finish(ctx, req, prev, &esc, res, avoidErr)
 		}
+	}
+}
+
+// recheck reads the pod again and feeds back whether it ended; an ended pod is the result's last
+// attempt (gone). A failed read ends nothing: the ladder goes on and the next request's UID
+// precondition still guards a replaced pod.
+func (l *Ladder) recheck(ctx context.Context, req Request, esc *policy.Escalation, res *Result) {
+	ended, err := l.Evictor.Ended(ctx, req.Pod)
+	esc.Rechecked(ended)
+	switch {
+	case ended != "":
+		res.add(Attempt{Rung: RungRecheck, Outcome: OutcomeGone,
+			Err: fmt.Errorf("pod %s/%s uid %s ended while the ladder waited: %s", req.Pod.Namespace, req.Pod.Name, req.Pod.UID, ended)})
+	case err != nil:
+		res.Why = append(res.Why, err.Error())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,13 +30,30 @@ import (
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
-// apiScript answers eviction and delete calls from queues and records what was asked.
+// apiScript answers eviction and delete calls from queues and records what was asked; a list of pods
+// (the ladder's read of the pod after its PDB fallback wait) answers with ended, or with the running
+// pod shop/web-0 uid-web-0.
 type apiScript struct {
 	mu        sync.Mutex
 	evictions []error // one answer per call; nil = accepted
 	deletes   []error
 	calls     []string // "evict ns/name grace uid" or "delete ..."
 	options   []*metav1.DeleteOptions
+	ended     *corev1.Pod // nil: the pod runs on; else what a read of it returns (empty name: not found)
+	reads     int
+}
+
+// pod is what a read of shop/web-0 returns.
+func (s *apiScript) pod() *corev1.PodList {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "uid-web-0"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	if s.ended != nil {
+		if s.ended.Name == "" {
+			return &corev1.PodList{}
+		}
+		p = s.ended
+	}
+	return &corev1.PodList{Items: []corev1.Pod{*p}}
 }
 
 func next(q *[]error) error {
@@ -59,6 +77,12 @@ func (s *apiScript) client() *fake.Clientset {
 		s.calls = append(s.calls, "evict "+ev.Namespace+"/"+ev.Name)
 		s.options = append(s.options, ev.DeleteOptions)
 		return true, nil, next(&s.evictions)
+	})
+	c.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.reads++
+		return true, s.pod(), nil
 	})
 	c.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		d := a.(k8stesting.DeleteAction)
@@ -169,6 +193,7 @@ func TestLadder(t *testing.T) {
 		wantRungs  []string
 		wantKilled int
 		wantEvents []string
+		ended      *corev1.Pod
 	}{
 		{name: "accepted eviction uses the eviction API only", cfg: full, hard: true,
 			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:evicted"},
@@ -228,11 +253,23 @@ func TestLadder(t *testing.T) {
 			wantCalls:  []string{"evict shop/web-0", "evict shop/web-0", "delete shop/web-0"},
 			wantRungs:  []string{"eviction-api:blocked-by-pdb", "eviction-api:blocked-by-pdb", "delete:unavailable", "cgroup-kill:killed"},
 			wantKilled: 2, wantEvents: []string{ReasonPressureEviction}},
+		{name: "a PDB-refused pod the kubelet evicted during the fallback wait is not asked again", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)}, ended: ended(corev1.PodFailed, "uid-web-0", false),
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb", "recheck:gone"}},
+		{name: "a PDB-refused pod that terminated during the fallback wait is not asked again", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)}, ended: ended(corev1.PodRunning, "uid-web-0", true),
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb", "recheck:gone"}},
+		{name: "a PDB-refused pod replaced during the fallback wait is not asked again", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)}, ended: ended(corev1.PodRunning, "uid-other", false),
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb", "recheck:gone"}},
+		{name: "a PDB-refused pod deleted during the fallback wait is not asked again", cfg: full, hard: true,
+			evictions: []error{pdbError(true), pdbError(true)}, ended: &corev1.Pod{},
+			wantCalls: []string{"evict shop/web-0"}, wantRungs: []string{"eviction-api:blocked-by-pdb", "recheck:gone"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newLadderRun(tc.cfg)
-			r.script.evictions, r.script.deletes = tc.evictions, tc.deletes
+			r.script.evictions, r.script.deletes, r.script.ended = tc.evictions, tc.deletes, tc.ended
 			res := r.evict(t, request(tc.hard))
 			if diff := cmp.Diff(r.script.calls, tc.wantCalls); diff != "" {
 				t.Errorf("API calls (-got +want):\n%s", diff)
@@ -254,6 +291,15 @@ func TestLadder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ended is shop/web-0 as a read returns it after the wait: phase, uid, terminating.
+func ended(phase corev1.PodPhase, uid types.UID, terminating bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: uid}, Status: corev1.PodStatus{Phase: phase}}
+	if terminating {
+		p.DeletionTimestamp = &metav1.Time{Time: t0}
+	}
+	return p
 }
 
 func TestLadderWaitsForTheFallbackBeforeAskingAgain(t *testing.T) {

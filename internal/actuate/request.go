@@ -82,6 +82,7 @@ const (
 	RungEviction   = policy.RungEviction
 	RungDelete     = policy.RungDelete
 	RungCgroupKill = policy.RungCgroupKill
+	RungRecheck    = policy.RungRecheck
 )
 
 // Attempt is one call of the ladder.

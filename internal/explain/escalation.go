@@ -39,7 +39,8 @@ func ifRefused(l *AgentLadder, hard bool, pdbRetry time.Duration) string {
 		case policy.MoveWait:
 			wait = m.Wait
 		case policy.MoveDelete:
-			return fmt.Sprintf("hard threshold: the agent waits %s (eviction.pdbFallbackWait), asks the Eviction API once more "+
+			return fmt.Sprintf("hard threshold: the agent waits %s (eviction.pdbFallbackWait), reads the pod again (if it ended "+
+				"meanwhile, e.g. the kubelet evicted it, nothing more is asked), asks the Eviction API once more "+
 				"and, if the PodDisruptionBudget still refuses, DELETEs the pod (eviction.allowDelete)", wait)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 // asks Next again, until Next says MoveStop. Every choice is here; the shell only makes the calls.
 //
 // The rungs: (1) the Eviction API; (2) only for a hard threshold with AllowDelete, when a
-// PodDisruptionBudget refuses, wait PDBFallbackWait, ask the Eviction API once more, then DELETE the pod;
+// PodDisruptionBudget refuses, wait PDBFallbackWait, read the pod again (it may have ended meanwhile, e.g.
+// the kubelet evicted it: then nothing more is asked, since the Eviction API ignores PDBs for a terminal
+// pod and would delete the kubelet's Evicted shell), ask the Eviction API once more, then DELETE the pod;
 // soft thresholds never fall back, they honour PDBs; (3) only for a hard threshold with AllowCgroupKill,
 // when the API is unreachable (no HTTP answer; a 429 or 5xx is an answer and never kills), SIGKILL the
 // pod's processes on the node.
@@ -37,6 +39,9 @@ const (
 	RungEviction   Rung = "eviction-api" // policy/v1 Eviction subresource
 	RungDelete     Rung = "delete"       // pod DELETE with grace and UID precondition
 	RungCgroupKill Rung = "cgroup-kill"  // SIGKILL of the pod's processes on the node
+	// RungRecheck is the read of the pod after the PDB fallback wait; an attempt only when it found the
+	// pod ended (ResultGone), which ends the ladder.
+	RungRecheck Rung = "recheck"
 )
 
 // LadderConfig selects the rungs of the escalation ladder.
@@ -64,6 +69,8 @@ const (
 	MoveEvict  MoveKind = "evict"   // ask the Eviction API (report Tried)
 	MoveDelete MoveKind = "delete"  // DELETE the pod (report Tried)
 	MoveKill   MoveKind = "kill"    // SIGKILL the pod's cgroup on the node (report Tried)
+	// MoveRecheck: read the pod again after the PDB fallback wait (report Rechecked).
+	MoveRecheck MoveKind = "recheck"
 	MoveStop   MoveKind = "stop"    // the ladder is over: the last attempt is the result
 )
 
@@ -93,9 +100,11 @@ type Escalation struct {
 	// Attempts are the rungs tried, in order.
 	Attempts []Attempt
 	// avoided: the avoidance step is done; settle: a new avoidance was published and its settle wait is
-	// still to come; waits counts the PDB fallback waits done; cut: one was cut short (shutdown).
+	// still to come; waits counts the PDB fallback waits done; cut: one was cut short (shutdown);
+	// rechecks counts the reads of the pod after a wait; ended is why the pod was found over.
 	avoided, settle, cut bool
-	waits                int
+	waits, rechecks      int
+	ended                string
 }
 
 // Avoided feeds back the avoidance step: published reports that the avoidance publication changed.
@@ -116,6 +125,18 @@ func (e *Escalation) Waited(ok bool) {
 	}
 	e.waits++
 	e.cut = e.cut || !ok
+}
+
+// Rechecked feeds back the read of the pod after the PDB fallback wait: ended says why the pod is over
+// (e.g. "phase Failed", "not found", "terminating"), "" when it is still there or could not be read (the
+// ladder then goes on; the next request's UID precondition still guards a replaced pod). An ended pod
+// is the attempt {RungRecheck, ResultGone}, and the ladder stops.
+func (e *Escalation) Rechecked(ended string) {
+	e.rechecks++
+	if ended != "" {
+		e.ended = ended
+		e.Attempts = append(e.Attempts, Attempt{Rung: RungRecheck, Result: ResultGone})
+	}
 }
 
 // Tried feeds back one attempt.
@@ -147,6 +168,8 @@ func (e *Escalation) Next(cfg LadderConfig) Move {
 		return Move{Kind: MoveWait, Wait: cfg.AvoidanceSettle, Why: "a new avoidance settles in the admission policy's informer"}
 	case e.cut:
 		return Move{Kind: MoveStop, Why: "a wait was cut short: nothing more is asked"}
+	case e.ended != "":
+		return Move{Kind: MoveStop, Why: "the pod ended while the ladder waited (" + e.ended + "): nothing more is asked"}
 	case len(e.Attempts) == 0:
 		return Move{Kind: MoveEvict, Why: "rung 1: the Eviction API"}
 	}
@@ -159,6 +182,8 @@ func (e *Escalation) after(cfg LadderConfig, a Attempt) Move {
 	case a.Result == ResultRefused && a.Rung == RungEviction && e.Hard && cfg.AllowDelete && e.waits == 0:
 		return Move{Kind: MoveWait, Wait: cfg.PDBFallbackWait,
 			Why: fmt.Sprintf("hard threshold refused by a PodDisruptionBudget: wait %s before asking once more", cfg.PDBFallbackWait)}
+	case a.Result == ResultRefused && a.Rung == RungEviction && e.Hard && cfg.AllowDelete && e.waits > e.rechecks:
+		return Move{Kind: MoveRecheck, Why: "the fallback wait is over: read the pod again, it may have ended meanwhile"}
 	case a.Result == ResultRefused && a.Rung == RungEviction && e.Hard && cfg.AllowDelete && e.refusals() == 1:
 		return Move{Kind: MoveEvict, Why: "the fallback wait is over: the Eviction API once more"}
 	case a.Result == ResultRefused && a.Rung == RungEviction && e.Hard && cfg.AllowDelete:
@@ -214,6 +239,8 @@ func Foresee(cfg LadderConfig, hard bool, api func(Rung) Result) ([]Move, Escala
 		switch m.Kind {
 		case MoveWait:
 			e.Waited(true)
+		case MoveRecheck:
+			e.Rechecked("") // the pod is still there
 		case MoveEvict:
 			e.Tried(Attempt{Rung: RungEviction, Result: api(RungEviction)})
 		case MoveDelete:

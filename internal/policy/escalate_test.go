@@ -9,9 +9,9 @@ import (
 )
 
 // walkLadder runs an escalation to its end, answering each API call from answers (one per call, in order;
-// ResultEvicted once they run out) and each wait with waitOK, and returns the moves, each as
-// "kind" or "wait <d>".
-func walkLadder(cfg LadderConfig, e Escalation, answers []Attempt, waitOK bool) []string {
+// ResultEvicted once they run out), each wait with waitOK and each read of the pod with ended, and
+// returns the moves, each as "kind" or "wait <d>".
+func walkLadder(cfg LadderConfig, e Escalation, answers []Attempt, waitOK bool, ended string) []string {
 	var out []string
 	for len(out) < 20 {
 		m := e.Next(cfg)
@@ -28,6 +28,8 @@ func walkLadder(cfg LadderConfig, e Escalation, answers []Attempt, waitOK bool) 
 			e.Avoided(true)
 		case MoveWait:
 			e.Waited(waitOK)
+		case MoveRecheck:
+			e.Rechecked(ended)
 		case MoveEvict, MoveDelete, MoveKill:
 			rung := map[MoveKind]Rung{MoveEvict: RungEviction, MoveDelete: RungDelete, MoveKill: RungCgroupKill}[m.Kind]
 			a := Attempt{Rung: rung, Result: ResultEvicted}
@@ -57,6 +59,7 @@ func TestEscalation(t *testing.T) {
 		esc     Escalation
 		answers []Attempt
 		waitOK  bool
+		ended   string
 		want    []string
 		carried bool
 	}{
@@ -66,10 +69,13 @@ func TestEscalation(t *testing.T) {
 			esc: Escalation{}, want: []string{"avoid", "wait 200ms", "evict", "stop"}, carried: true},
 		{name: "hard eviction refused by a PDB is retried once after the fallback wait and then deleted", cfg: full,
 			esc: Escalation{Hard: true, Killer: true}, answers: []Attempt{refused, refused}, waitOK: true,
-			want: []string{"avoid", "evict", "wait 5s", "evict", "delete", "stop"}, carried: true},
+			want: []string{"avoid", "evict", "wait 5s", "recheck", "evict", "delete", "stop"}, carried: true},
+		{name: "hard eviction refused by a PDB whose pod ended during the fallback wait asks nothing more", cfg: full,
+			esc: Escalation{Hard: true, Killer: true}, answers: []Attempt{refused, refused}, waitOK: true, ended: "phase Failed",
+			want: []string{"avoid", "evict", "wait 5s", "recheck", "stop"}},
 		{name: "hard eviction a PDB allows after the fallback wait is not deleted", cfg: full,
 			esc: Escalation{Hard: true}, answers: []Attempt{refused, {Result: ResultEvicted}}, waitOK: true,
-			want: []string{"avoid", "evict", "wait 5s", "evict", "stop"}, carried: true},
+			want: []string{"avoid", "evict", "wait 5s", "recheck", "evict", "stop"}, carried: true},
 		{name: "soft eviction refused by a PDB is never deleted", cfg: full, esc: Escalation{Killer: true},
 			answers: []Attempt{refused}, want: []string{"avoid", "evict", "stop"}},
 		{name: "hard eviction refused by a PDB without allowDelete stays refused", cfg: LadderConfig{PDBFallbackWait: time.Second},
@@ -89,7 +95,7 @@ func TestEscalation(t *testing.T) {
 			esc: Escalation{Hard: true, Killer: true}, answers: []Attempt{answered503}, want: []string{"avoid", "evict", "stop"}},
 		{name: "a DELETE that finds the API unreachable under hard pressure kills", cfg: full,
 			esc: Escalation{Hard: true, Killer: true}, answers: []Attempt{refused, refused, unreachable}, waitOK: true,
-			want: []string{"avoid", "evict", "wait 5s", "evict", "delete", "kill", "stop"}, carried: true},
+			want: []string{"avoid", "evict", "wait 5s", "recheck", "evict", "delete", "kill", "stop"}, carried: true},
 		{name: "a pod already gone is not retried", cfg: full, esc: Escalation{Hard: true, Killer: true},
 			answers: []Attempt{{Result: ResultGone}}, want: []string{"avoid", "evict", "stop"}},
 		{name: "dry-run asks nothing", cfg: LadderConfig{DryRun: true, AllowDelete: true}, esc: Escalation{Hard: true},
@@ -97,7 +103,7 @@ func TestEscalation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := walkLadder(tc.cfg, tc.esc, tc.answers, tc.waitOK)
+			got := walkLadder(tc.cfg, tc.esc, tc.answers, tc.waitOK, tc.ended)
 			if diff := cmp.Diff(got, tc.want); diff != "" {
 				t.Errorf("moves (-got +want):\n%s", diff)
 			}
@@ -127,8 +133,8 @@ func TestIfRefusedForeseesTheLadderAfterAPDBRefusal(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	if got := kinds(IfRefused(full, true)); got != "wait evict delete stop" {
-		t.Errorf("hard, allowDelete: %q, want %q", got, "wait evict delete stop")
+	if got := kinds(IfRefused(full, true)); got != "wait recheck evict delete stop" {
+		t.Errorf("hard, allowDelete: %q, want %q", got, "wait recheck evict delete stop")
 	}
 	if got := kinds(IfRefused(full, false)); got != "stop" {
 		t.Errorf("soft: %q, want %q", got, "stop")
