@@ -31,7 +31,7 @@ func staleRecording(local bool) Recording {
 		ws := 100*mi + hog0At(d)
 		r.Local = append(r.Local, LocalSample{At: t0.Add(d),
 			Memory: Memory{NodeCapacity: 8 << 30, NodeWorkingSet: 2 << 30, PodsCapacity: 1024 * mi, PodsWorkingSet: ws, PodsKnown: true},
-			Pods: map[string]signal.PodStats{"uid-hog-0": stats("hog-0", hog0At(d), t0), "uid-hog-1": stats("hog-1", 100*mi, t0)}})
+			Pods:   map[string]signal.PodStats{"uid-hog-0": stats("hog-0", hog0At(d), t0), "uid-hog-1": stats("hog-1", 100*mi, t0)}})
 	}
 	return r
 }
