@@ -90,27 +90,7 @@ func TestTheLocalReadOfARealV1PodCgroup(t *testing.T) {
 		testenv.SkipOrFail(t, "real cgroup v1 test cannot run: %s", why)
 	}
 	const uid = "0a0b0c0d-1111-2222-3333-444455556666"
-	top := filepath.Join(cgrouptest.V1Memory, cgrouptest.RandomName("pressure-test"))
-	podDir := filepath.Join(top, "kubepods", "burstable", "pod"+uid)
-	if err := cgrouptest.Mkdir(filepath.Join(top, "kubepods"), 512*mib); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cgrouptest.Remove(top); err != nil {
-			t.Errorf("remove %s: %v", top, err)
-		}
-	})
-	if err := cgrouptest.Mkdir(podDir, 0); err != nil {
-		t.Fatal(err)
-	}
-	hog, err := cgrouptest.StartHog(podDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hog.Close() })
-	if err := hog.Alloc(64 * mib); err != nil {
-		t.Fatal(err)
-	}
+	top, podDir := cgrouptest.V1PodHog(t, uid, 512*mib, 64*mib)
 	l, err := cgroupfs.Detector{}.Detect()
 	if err != nil {
 		t.Fatal(err)
