@@ -67,14 +67,13 @@ func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("snapshot %s: %w", dir, errors.Join(errs...))
 	}
-	origin[FileCgroups] = filepath.Join(dir, FileCgroups)
 	switch data, err := fs.ReadFile(fsys, FileCgroups); {
 	case errors.Is(err, fs.ErrNotExist):
 		// optional: a snapshot without the agent's view
 	case err != nil:
-		return nil, fmt.Errorf("snapshot %s: %w", dir, &FileError{File: origin[FileCgroups], Err: err})
+		return nil, fmt.Errorf("snapshot %s: %w", dir, &FileError{File: filepath.Join(dir, FileCgroups), Err: err})
 	default:
-		raw[FileCgroups] = data
+		raw[FileCgroups], origin[FileCgroups] = data, filepath.Join(dir, FileCgroups)
 	}
 	return ParseSnapshot(raw, origin)
 }
