@@ -169,3 +169,26 @@ func FuzzParseCgroupSamples(f *testing.F) {
 		}
 	})
 }
+
+func TestCgroupMismatchWarnsWhenTheKubeletsPodsCgroupIsNotTheOneRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, driver string
+		want                 string // substring; "" : no warning
+	}{
+		{"the kubelet's defaults and the cgroupfs driver agree", `{"kind": "KubeletConfiguration"}`, "cgroupfs", ""},
+		{"configz with systemd and root / agrees with kubepods.slice",
+			`{"kubeletconfig": {"cgroupDriver": "systemd", "cgroupRoot": "/"}}`, "systemd", ""},
+		{"another driver than the kubelet's is named", `{"kubeletconfig": {"cgroupDriver": "systemd"}}`, "cgroupfs",
+			`cgroupDriver is "systemd"`},
+		{"a cgroupRoot below the top is named", `{"cgroupRoot": "/kube"}`, "cgroupfs", `cgroupRoot is "/kube"`},
+		{"no pods cgroup at all is named", `{}`, "", "no pods cgroup"},
+		{"an unreadable configuration gives no warning", `not json`, "cgroupfs", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cgroupMismatch([]byte(tc.config), tc.driver)
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Errorf("cgroupMismatch(%s, %q) = %q, want %q", tc.config, tc.driver, got, tc.want)
+			}
+		})
+	}
+}

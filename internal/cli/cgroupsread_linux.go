@@ -28,6 +28,9 @@ func newCgroupSampler(cgroupRoot, procRoot string) (*cgroupSampler, error) {
 	return &cgroupSampler{reader: &cgroupfs.Reader{Layout: layout}, proc: procfs.NewReader(procRoot)}, nil
 }
 
+// driver is the pods cgroup's driver found ("" for none).
+func (s *cgroupSampler) driver() string { return string(s.reader.Layout.Driver) }
+
 // layout describes the tree read.
 func (s *cgroupSampler) layout() string { return s.reader.Layout.String() }
 

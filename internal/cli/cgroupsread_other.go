@@ -17,4 +17,6 @@ func newCgroupSampler(string, string) (*cgroupSampler, error) {
 
 func (*cgroupSampler) layout() string { return "" }
 
+func (*cgroupSampler) driver() string { return "" }
+
 func (*cgroupSampler) sample(now time.Time) CgroupSample { return CgroupSample{Time: now} }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -64,4 +66,39 @@ func sampleEvery(s *cgroupSampler, every time.Duration, buf *sampleBuffer, stop 
 			buf.add(s.sample(now.UTC()))
 		}
 	}
+}
+
+// cgroupMismatch says why the pods cgroup the agent's detector found (driver "cgroupfs", "systemd" or ""
+// for none) may not be the one the kubelet configuration kubeletConfig (/configz output or a bare
+// KubeletConfiguration) puts its pods in; "" when they agree. pressure-agent finds the pods cgroup the
+// same way, so a mismatch affects it too.
+func cgroupMismatch(kubeletConfig []byte, driver string) string {
+	var kc struct {
+		CgroupDriver string `json:"cgroupDriver"`
+		CgroupRoot   string `json:"cgroupRoot"`
+	}
+	var configz struct {
+		KubeletConfig *json.RawMessage `json:"kubeletconfig"`
+	}
+	data := kubeletConfig
+	if json.Unmarshal(data, &configz) == nil && configz.KubeletConfig != nil {
+		data = *configz.KubeletConfig
+	}
+	if err := json.Unmarshal(data, &kc); err != nil {
+		return ""
+	}
+	want := kc.CgroupDriver
+	if want == "" {
+		want = "cgroupfs" // the kubelet's default
+	}
+	switch {
+	case driver == "":
+		return "no pods cgroup (kubepods or kubepods.slice) under --cgroup-root: the reads hold no pods"
+	case kc.CgroupRoot != "" && kc.CgroupRoot != "/":
+		return fmt.Sprintf("the kubelet's cgroupRoot is %q: its pods cgroup is below it, not the %s one read here",
+			kc.CgroupRoot, driver)
+	case want != driver:
+		return fmt.Sprintf("the kubelet's cgroupDriver is %q, but the pods cgroup found is the %s driver's", want, driver)
+	}
+	return ""
 }

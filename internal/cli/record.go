@@ -150,6 +150,11 @@ func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, stre
 	if err := os.MkdirAll(o.out, 0o700); err != nil {
 		return err
 	}
+	if sampler != nil {
+		if why := cgroupMismatch(first.Raw[FileKubeletConfig], sampler.driver()); why != "" {
+			fmt.Fprintf(progress, "record %s: --local: warning: %s\n", node, why)
+		}
+	}
 	if err := o.write(first, rec.Started); err != nil {
 		return err
 	}

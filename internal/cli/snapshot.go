@@ -99,6 +99,9 @@ func (o snapshotOptions) run(cmd *cobra.Command, flags *genericclioptions.Config
 	}
 	files := []string{FileNode, FilePods, FileSummary, FileKubeletConfig}
 	if sampler != nil {
+		if why := cgroupMismatch(snap.Raw[FileKubeletConfig], sampler.driver()); why != "" {
+			fmt.Fprintf(streams.ErrOut, "snapshot %s: --local: warning: %s\n", node, why)
+		}
 		read := CgroupSamples{Layout: sampler.layout(), Samples: []CgroupSample{sampler.sample(time.Now().UTC())}}
 		if err := snap.SetCgroups(read); err != nil {
 			return err
