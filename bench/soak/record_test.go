@@ -24,13 +24,17 @@ func (c *soakCluster) kubectlPressure(ctx context.Context, args ...string) (stri
 	return stdout.String(), nil
 }
 
-// record starts `kubectl pressure record NODE --every 1s --out dir` in the background; the returned
-// function stops it as Ctrl-C does (what was recorded is kept) and returns its error.
+// record starts `kubectl pressure record NODE --every 1s --local --local-every 100ms --out dir` in the
+// background: the driver runs on the node as root, so the recording also holds the agent's own view
+// (the pods' cgroups read as pressure-agent reads them, every 100 ms), which simulate's agent run reads
+// (invariant 2). The returned function stops it as Ctrl-C does (what was recorded is kept) and returns
+// its error.
 func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration) func() error {
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.kubectlPressure(rctx, "record", c.node.Name(), "--every", "1s", "--for", max.String(), "--out", dir)
+		_, err := c.kubectlPressure(rctx, "record", c.node.Name(), "--every", "1s", "--local", "--local-every", localEvery.String(),
+			"--for", max.String(), "--out", dir)
 		done <- err
 	}()
 	return func() error {
@@ -43,6 +47,9 @@ func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration)
 		}
 	}
 }
+
+// localEvery is the interval of the recording's local reads of the node's cgroups: the agent's fastest poll.
+const localEvery = 100 * time.Millisecond
 
 // simulation is the part of `simulate -o json` the soak reads.
 type simulation struct {

@@ -32,6 +32,8 @@ type RecordingInfo struct {
 	Failures    int       `json:"failures"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Redacted    bool      `json:"redacted"`
+	// LocalEvery is the interval of the local reads of the node's cgroups (--local), "" without.
+	LocalEvery string `json:"localEvery,omitempty"`
 }
 
 // RecordingResult is what `kubectl pressure record -o json|yaml` prints at the end: the recording's
@@ -49,6 +51,12 @@ type recordOptions struct {
 	duration time.Duration
 	timeout  time.Duration
 	noRedact bool
+	local    localView
+	// localEvery is the interval of the local reads (0: every).
+	localEvery time.Duration
+	// sampler and buf take the local reads while recording (nil without --local).
+	sampler *cgroupSampler
+	buf     *sampleBuffer
 }
 
 func newRecordCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
@@ -60,7 +68,12 @@ func newRecordCommand(flags *genericclioptions.ConfigFlags, streams genericioopt
 writes, redacted the same way) into DIR/<UTC time>/, and describes the recording in DIR/recording.json.
 Progress goes to stderr. Ctrl-C stops the recording cleanly and keeps what was recorded; a snapshot the
 kubelet does not answer in time (--kubelet-timeout) is skipped, counted and reported. Replay the
-recording with "kubectl pressure simulate DIR".`,
+recording with "kubectl pressure simulate DIR".
+
+With --local, run on NODE itself as root, the node's cgroups are also read as pressure-agent reads them
+(its memory signals, the pods cgroup and every pod's cgroup) every --local-every, and each snapshot's
+cgroups.json holds the reads taken since the previous one: a ramp faster than the kubelet's Summary
+(cAdvisor measures pods about every 10s) is in the recording, and simulate's pressure-agent run reads it.`,
 		Example:           `  kubectl pressure record node-1 --every 1s --for 10m --out ./node-1-rec`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeNodes(flags),
@@ -82,6 +95,9 @@ recording with "kubectl pressure simulate DIR".`,
 	cmd.Flags().DurationVar(&o.every, "every", o.every, "interval between two snapshots (at least 100ms)")
 	cmd.Flags().DurationVar(&o.duration, "for", o.duration, "how long to record")
 	cmd.Flags().BoolVar(&o.noRedact, "no-redact", false, "keep the node and pods as the apiserver serves them")
+	o.local.addFlags(cmd.Flags())
+	cmd.Flags().DurationVar(&o.localEvery, "local-every", 0, "with --local: interval between two local reads of the cgroups "+
+		"(at least 10ms; default: --every)")
 	return cmd
 }
 
@@ -97,6 +113,10 @@ func (o recordOptions) check() (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("--every %s: at least 100ms", o.every)
 	case o.duration <= 0:
 		return nil, fmt.Errorf("--for %s: must be positive", o.duration)
+	case o.localEvery != 0 && !o.local.enabled:
+		return nil, fmt.Errorf("--local-every %s: only with --local", o.localEvery)
+	case o.localEvery != 0 && o.localEvery < 10*time.Millisecond:
+		return nil, fmt.Errorf("--local-every %s: at least 10ms", o.localEvery)
 	}
 	if entries, err := os.ReadDir(o.out); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("--out %s: not empty: a recording goes into a new directory", o.out)
@@ -109,12 +129,31 @@ func (o recordOptions) check() (kubernetes.Interface, error) {
 func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, streams genericiooptions.IOStreams, node string) error {
 	progress := streams.ErrOut
 	rec := RecordingInfo{Node: node, Every: o.every.String(), Started: time.Now().UTC(), Redacted: !o.noRedact}
+	sampler, err := o.local.sampler()
+	if err != nil {
+		return err
+	}
+	if sampler != nil {
+		if o.localEvery == 0 {
+			o.localEvery = o.every
+		}
+		o.sampler, o.buf, rec.LocalEvery = sampler, &sampleBuffer{}, o.localEvery.String()
+		o.buf.add(sampler.sample(rec.Started))
+		stop := make(chan struct{})
+		defer close(stop)
+		go sampleEvery(sampler, o.localEvery, o.buf, stop)
+	}
 	first, err := o.fetch(ctx, cs, node)
 	if err != nil {
 		return fmt.Errorf("first snapshot: %w", err) // nothing written
 	}
 	if err := os.MkdirAll(o.out, 0o700); err != nil {
 		return err
+	}
+	if sampler != nil {
+		if why := cgroupMismatch(first.Raw[FileKubeletConfig], sampler.driver()); why != "" {
+			fmt.Fprintf(progress, "record %s: --local: warning: %s\n", node, why)
+		}
 	}
 	if err := o.write(first, rec.Started); err != nil {
 		return err
@@ -177,6 +216,12 @@ func (o recordOptions) fetch(ctx context.Context, cs kubernetes.Interface, node 
 // write writes a snapshot under its time, atomically (a temporary directory renamed), so that an
 // interruption never leaves half a snapshot.
 func (o recordOptions) write(snap *Snapshot, at time.Time) error {
+	if o.buf != nil {
+		read := CgroupSamples{Layout: o.sampler.layout(), Every: o.localEvery.String(), Samples: o.buf.take()}
+		if err := snap.SetCgroups(read); err != nil {
+			return err
+		}
+	}
 	name := at.Format(StampLayout)
 	tmp := filepath.Join(o.out, ".tmp-"+name)
 	if err := snap.WriteDir(tmp); err != nil {

@@ -69,9 +69,13 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 				Err: fmt.Errorf("node %q, but the recording is of node %q", snap.Node.Name, out.Recording.Node)}
 		}
 		addSnapshot(&out.Recording, pods, seen, snap, st.at)
+		if snap.Cgroups != nil {
+			out.Recording.Local = append(out.Recording.Local, localSamples(snap.Cgroups)...)
+		}
 		out.Recording.End = st.at
 	}
 	out.Recording.Snapshots = len(stamps)
+	out.Recording.Local = distinctLocal(out.Recording.Local)
 	if cfg, err := threshold.ParseConfig(out.Kubelet.ThresholdInput()); err == nil && cfg.KernelMemcgNotification {
 		out.Recording.Notified = cfg.Thresholds
 	}
@@ -259,5 +263,18 @@ func finishPods(pods map[string]*recordedPod, end time.Time) []sim.RecordedPod {
 		out = append(out, rp.rp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Info.Candidate.UID < out[j].Info.Candidate.UID })
+	return out
+}
+
+// distinctLocal sorts the local reads by time and keeps one read per time (the first seen).
+func distinctLocal(s []sim.LocalSample) []sim.LocalSample {
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
+	var out []sim.LocalSample
+	for _, x := range s {
+		if n := len(out); n > 0 && out[n-1].At.Equal(x.At) {
+			continue
+		}
+		out = append(out, x)
+	}
 	return out
 }

@@ -152,6 +152,8 @@ type simInput struct {
 	// versionOrigin says which ("" for a scenario without --kubelet-version: the pinned 1.37).
 	kubeletVersion, versionOrigin string
 	notes                         []string
+	// agentView says what pressure-agent's run of a recording reads ("" for a scenario).
+	agentView string
 }
 
 // semantics resolves the kubelet semantics of the run; a warning (a recording without a version, an
@@ -193,6 +195,7 @@ func loadSimInput(path string) (*simInput, error) {
 			timing: whatIfTiming{Timing: sim.DefaultTiming()}}
 		in.notes = append(in.notes, fmt.Sprintf("recording of %d snapshots; pod stats are replayed as the recording's "+
 			"Summary served them (cAdvisor's cache)", rec.Recording.Snapshots))
+		in.agentView = agentViewNote(rec.Recording)
 		return in, nil
 	}
 	f, err := os.Open(path)
@@ -371,4 +374,14 @@ func writePlot(path string, res sim.Result) error {
 		return fmt.Errorf("--plot: %w", err)
 	}
 	return nil
+}
+
+// agentViewNote says which source pressure-agent's run of the recording reads its fresh reads from.
+func agentViewNote(r sim.Recording) string {
+	if len(r.Local) == 0 {
+		return "pressure-agent's run reads the Summary API's cache: no local samples in the recording " +
+			"(record on the node with --local to have the agent's view)"
+	}
+	return fmt.Sprintf("pressure-agent's run reads the agent's view: %d local cgroup samples, every %s (the kubelet's "+
+		"runs rank by the Summary's cache)", len(r.Local), r.LocalInterval().Round(time.Millisecond))
 }

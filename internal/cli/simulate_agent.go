@@ -44,6 +44,9 @@ func (in *simInput) agentOptions(o *sim.Options, kubelet threshold.Config) error
 			ld.AllowDelete, ld.PDBFallbackWait)
 	}
 	in.notes = append(in.notes, "pressure-agent: "+origin+"; "+api)
+	if in.agentView != "" {
+		in.notes = append(in.notes, in.agentView)
+	}
 	if l := loopRules(cfg); l != nil && in.scenario != nil && in.scenario.HasOwners() {
 		in.notes = append(in.notes, fmt.Sprintf("pressure-agent's loop breaker: each eviction of a pod with an owner "+
 			"(pods[].owner) makes the owner's new pods avoid the node for loopBreaker.cooldown %s, loopBreaker.loopCooldown %s "+

@@ -35,6 +35,9 @@ type Snapshot struct {
 	Pods          corev1.PodList
 	Summary       statsv1alpha1.Summary
 	KubeletConfig kubeconv.KubeletConfig
+	// Cgroups is the agent's own view of the node (FileCgroups, written with --local); nil when the
+	// snapshot has none.
+	Cgroups *CgroupSamples
 	// Raw holds each file's bytes as read or fetched, by file name.
 	Raw map[string][]byte
 	// Origin names where each file came from (a path or an endpoint), for errors and warnings.
@@ -63,6 +66,14 @@ func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("snapshot %s: %w", dir, errors.Join(errs...))
+	}
+	switch data, err := fs.ReadFile(fsys, FileCgroups); {
+	case errors.Is(err, fs.ErrNotExist):
+		// optional: a snapshot without the agent's view
+	case err != nil:
+		return nil, fmt.Errorf("snapshot %s: %w", dir, &FileError{File: filepath.Join(dir, FileCgroups), Err: err})
+	default:
+		raw[FileCgroups], origin[FileCgroups] = data, filepath.Join(dir, FileCgroups)
 	}
 	return ParseSnapshot(raw, origin)
 }
@@ -95,7 +106,11 @@ func ParseSnapshot(raw map[string][]byte, origin map[string]string) (*Snapshot, 
 			s.Origin[name] = o
 		}
 	}
+	if o, ok := origin[FileCgroups]; ok {
+		s.Origin[FileCgroups] = o
+	}
 	errs := []error{
+		s.parseCgroups(raw),
 		s.parseNode(raw[FileNode]),
 		s.parsePods(raw[FilePods]),
 		s.parseSummary(raw[FileSummary]),
@@ -226,13 +241,43 @@ func checkKind(file string, tm metav1.TypeMeta, want string) error {
 	return nil
 }
 
+// parseCgroups parses FileCgroups when the snapshot has it.
+func (s *Snapshot) parseCgroups(raw map[string][]byte) error {
+	data, ok := raw[FileCgroups]
+	if !ok {
+		return nil
+	}
+	f := FileCgroups
+	if o, ok := s.Origin[FileCgroups]; ok {
+		f = o
+	}
+	cs, err := ParseCgroupSamples(bytes.NewReader(data), f)
+	s.Cgroups = cs
+	return err
+}
+
+// SetCgroups adds the agent's own view of the node to the snapshot (FileCgroups).
+func (s *Snapshot) SetCgroups(cs CgroupSamples) error {
+	data, err := marshalCgroupSamples(cs)
+	if err != nil {
+		return err
+	}
+	s.Raw[FileCgroups], s.Cgroups = data, &cs
+	s.Cgroups.Kind = KindCgroupSamples
+	return nil
+}
+
 // WriteDir writes the snapshot's raw files into dir (created 0700 if needed), each file 0600: a
 // snapshot describes the workloads of a node.
 func (s *Snapshot) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	for _, name := range snapshotFiles {
+	names := snapshotFiles
+	if _, ok := s.Raw[FileCgroups]; ok {
+		names = append(append([]string{}, snapshotFiles...), FileCgroups)
+	}
+	for _, name := range names {
 		data := s.Raw[name]
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			data = append(append([]byte{}, data...), '\n')

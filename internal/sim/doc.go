@@ -15,7 +15,8 @@
 // memcg notifiers, the agent's poll, the plot), the kubelet's housekeeping syncs and cleanup checks,
 // the agent's syncs and the node status updates. Each kubelet sync is one decision.Step on memory
 // measured at the sync and pod stats as cAdvisor's cache holds them (World.Cached); each agent sync is
-// one Agent.Step on fresh reads (World.Usage). A run applies its own evictions to the world: a pod
+// one Agent.Step on fresh reads (World.Usage; for a Recording with local samples, Recording.Local, the
+// agent's own cgroup reads, the last at or before the sync, memory signals included). A run applies its own evictions to the world: a pod
 // evicted in the run stops counting when its memory is freed; in a Recording, a pod the recorded
 // kubelet evicted that the run did not evict keeps counting. Text, JSON and Plot (SVG) render a Result.
 //

@@ -28,6 +28,9 @@ type Recording struct {
 	// (kernelMemcgNotification; empty when off): it then synced the moment available crossed one, so
 	// a recorded eviction decided after a sample above it dates the crossing (see replayWorld.steady).
 	Notified []threshold.Threshold
+	// Local are the agent's own reads of the node's cgroups (record --local), ascending; empty when the
+	// recording has none. pressure-agent's run reads them (see Recording.World's AgentView).
+	Local []LocalSample
 }
 
 // MemorySample is one measurement of a memory signal.

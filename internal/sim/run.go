@@ -85,6 +85,11 @@ func simulateRun(w World, o Options, name string) (RunResult, []ThresholdLine) {
 	if o.Timing.NodeStatusUpdate > 0 {
 		o.Timing.NodeStatusUpdate = max(o.Timing.NodeStatusUpdate, o.Timing.Step)
 	}
+	if v, ok := w.(agentViewer); ok && name == RunAgent {
+		if aw := v.AgentView(); aw != nil {
+			w = aw // pressure-agent reads the cgroups itself: the recording's local samples
+		}
+	}
 	r := &run{name: name, world: w, node: newNode(w), timing: o.Timing, start: start, below: map[string]bool{},
 		kubelet: &kubelet{cfg: o.Kubelet, disableLocal: o.DisableLocalStorageCapacityIsolation, timing: o.Timing,
 			sem: o.KubeletSemantics}}

@@ -20,27 +20,7 @@ func TestRealV1PodWorkingSet(t *testing.T) {
 	const uid = "0a0b0c0d-1111-2222-3333-444455556666"
 	const limit = 512 * mib
 	const alloc = 64 * mib
-	top := filepath.Join(cgrouptest.V1Memory, cgrouptest.RandomName("pressure-test"))
-	podDir := filepath.Join(top, "kubepods", "burstable", "pod"+uid)
-	if err := cgrouptest.Mkdir(filepath.Join(top, "kubepods"), limit); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cgrouptest.Remove(top); err != nil {
-			t.Errorf("remove %s: %v", top, err)
-		}
-	})
-	if err := cgrouptest.Mkdir(podDir, 0); err != nil {
-		t.Fatal(err)
-	}
-	hog, err := cgrouptest.StartHog(podDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hog.Close() })
-	if err := hog.Alloc(alloc); err != nil {
-		t.Fatal(err)
-	}
+	top, _ := cgrouptest.V1PodHog(t, uid, limit, alloc)
 
 	l, err := cgroupfs.Detector{}.Detect()
 	if err != nil {

@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/signal"
+)
+
+// LocalSample is one read of the node's cgroups with the agent's own reader (`kubectl pressure record
+// --local`): what pressure-agent sees at that moment, not cAdvisor's cache.
+type LocalSample struct {
+	At time.Time
+	// Memory holds the signals read: NodeCapacity is 0 when memory.available was not read, PodsKnown
+	// false when allocatableMemory.available was not.
+	Memory Memory
+	// Pods holds each pod cgroup read, by UID (Time = At).
+	Pods map[string]signal.PodStats
+}
+
+// agentViewer is a World that holds what the agent itself read; AgentView returns nil when it holds
+// nothing.
+type agentViewer interface {
+	AgentView() World
+}
+
+// localWorld is a recording seen by the agent: fresh reads (Memory, Usage) from the local samples, the
+// nearest at or before t; before the first one, and for what a sample lacks, the recording's Summary.
+// Cached (the kubelet's cAdvisor cache) and the pods are the recording's.
+type localWorld struct {
+	*replayWorld
+	s    []LocalSample
+	pods map[string][]PodSample
+}
+
+// AgentView returns the world pressure-agent's run reads: the local samples when the recording has any.
+func (w *replayWorld) AgentView() World {
+	if len(w.r.Local) == 0 {
+		return nil
+	}
+	s := append([]LocalSample{}, w.r.Local...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
+	lw := &localWorld{replayWorld: w, s: s, pods: map[string][]PodSample{}}
+	for _, x := range s {
+		for uid, ps := range x.Pods {
+			ps.Time = x.At
+			lw.pods[uid] = append(lw.pods[uid], PodSample{Stats: ps, Seen: x.At})
+		}
+	}
+	return lw
+}
+
+// at returns the index of the last sample at or before t, or -1.
+func (w *localWorld) at(t time.Time) int {
+	return sort.Search(len(w.s), func(i int) bool { return w.s[i].At.After(t) }) - 1
+}
+
+func (w *localWorld) Memory(t time.Time) Memory {
+	m := w.replayWorld.Memory(t)
+	i := w.at(t)
+	if i < 0 {
+		return m
+	}
+	l := w.s[i].Memory
+	if l.NodeCapacity > 0 {
+		m.NodeCapacity, m.NodeWorkingSet = l.NodeCapacity, l.NodeWorkingSet
+	}
+	if l.PodsKnown {
+		m.PodsCapacity, m.PodsWorkingSet, m.PodsKnown = l.PodsCapacity, l.PodsWorkingSet, true
+	}
+	return m
+}
+
+// Usage is the pod's last local read at or before t. Past its last read, a pod the recorded kubelet
+// evicted is extrapolated at its locally read rate (a run that did not evict it keeps it growing); any
+// other pod keeps its last read. A pod never read locally, or t before the first sample, falls back to
+// the Summary.
+func (w *localWorld) Usage(uid string, t time.Time) (signal.PodStats, bool) {
+	s, ok := w.pods[uid]
+	if !ok || w.at(t) < 0 {
+		return w.replayWorld.Usage(uid, t)
+	}
+	i := sort.Search(len(s), func(i int) bool { return s[i].Stats.Time.After(t) })
+	switch {
+	case i == 0:
+		return signal.PodStats{}, false
+	case i < len(s):
+		return s[i-1].Stats, true
+	}
+	if p := w.byUID[uid]; p != nil && p.Info.End == EndEvicted {
+		return w.beyond(p, s, t), true
+	}
+	return s[len(s)-1].Stats, true
+}
+
+// LocalInterval is the median spacing of the local samples (0 with fewer than two).
+func (r Recording) LocalInterval() time.Duration {
+	if len(r.Local) < 2 {
+		return 0
+	}
+	d := make([]time.Duration, 0, len(r.Local)-1)
+	for i := 1; i < len(r.Local); i++ {
+		d = append(d, r.Local[i].At.Sub(r.Local[i-1].At))
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
