@@ -2,7 +2,9 @@ package soak
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -134,20 +136,53 @@ const probeWait = time.Minute
 
 // probe creates an unrelated BestEffort pod in ns and returns how long it took to run, or -1 when it
 // did not within probeWait.
-func (c *soakCluster) probe(ctx context.Context, ns string) time.Duration {
+func (c *soakCluster) probe(ctx context.Context, ns string) (time.Duration, []string) {
 	start := time.Now()
 	if _, err := c.client.CoreV1().Pods(ns).Create(ctx, pod(ns, Workload{Name: "probe", Args: []string{"sleep"}}), metav1.CreateOptions{}); err != nil {
-		return -1
+		return -1, nil
 	}
+	seen := taintsSeen{}
 	for time.Since(start) < probeWait && ctx.Err() == nil {
 		p, err := c.client.CoreV1().Pods(ns).Get(ctx, "probe", metav1.GetOptions{})
 		if err == nil && p.Status.Phase == corev1.PodRunning {
-			return time.Since(start)
+			return time.Since(start), seen.list()
+		}
+		if n, err := c.client.CoreV1().Nodes().Get(ctx, c.node.Name(), metav1.GetOptions{}); err == nil {
+			seen.add(n.Spec.Taints, time.Since(start))
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	return -1
+	return -1, seen.list()
+}
+
+// taintsSeen are the node's NoSchedule and NoExecute taints seen while the probe pod waited: when each
+// was first and last seen, after the probe's creation.
+type taintsSeen map[string][2]time.Duration
+
+func (s taintsSeen) add(ts []corev1.Taint, at time.Duration) {
+	for _, t := range ts {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		k := t.Key + ":" + string(t.Effect)
+		v, ok := s[k]
+		if !ok {
+			v[0] = at
+		}
+		v[1] = at
+		s[k] = v
+	}
+}
+
+// list is each taint with when it was seen, sorted by key.
+func (s taintsSeen) list() []string {
+	out := make([]string, 0, len(s))
+	for k, v := range s {
+		out = append(out, fmt.Sprintf("%s (seen %s to %s)", k, v[0].Round(time.Second), v[1].Round(time.Second)))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -33,11 +33,13 @@ type result struct {
 	Ended   time.Time `json:"ended"`
 	Calm    bool      `json:"calm"` // false: the episode hit its cap
 	// ProbeTook is how long an unrelated pod created at calm took to run (-1: not within probeWait).
-	ProbeTook Duration       `json:"probeTook"`
-	FaultDid  string         `json:"faultDid,omitempty"`
-	FaultErr  string         `json:"faultErr,omitempty"`
-	Evictions []Eviction     `json:"evictions"`
-	Kills     []oomkill.Kill `json:"kills"`
+	ProbeTook Duration `json:"probeTook"`
+	// ProbeTaints are the node's taints seen while the probe pod waited (taintsSeen).
+	ProbeTaints []string       `json:"probeTaints,omitempty"`
+	FaultDid    string         `json:"faultDid,omitempty"`
+	FaultErr    string         `json:"faultErr,omitempty"`
+	Evictions   []Eviction     `json:"evictions"`
+	Kills       []oomkill.Kill `json:"kills"`
 	// OOMCounterRise is the rise of the pods cgroup's oom_kill (memory.oom_control).
 	OOMCounterRise int     `json:"oomCounterRise"`
 	Shells         []Shell `json:"shells"`
@@ -108,7 +110,8 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	<-done
 	r.ProbeTook = -1
 	if r.Calm {
-		r.ProbeTook = Duration(c.probe(ctx, ns))
+		took, taints := c.probe(ctx, ns)
+		r.ProbeTook, r.ProbeTaints = Duration(took), taints
 	}
 	r.Ended = time.Now()
 	if err := stopRecording(); err != nil {

@@ -58,6 +58,9 @@ func (r *report) add(t *testing.T, res result, err error) {
 		if res.ProbeTook < 0 {
 			probe = "probe pod did not run"
 		}
+		if len(res.ProbeTaints) > 0 {
+			probe += ", taints while it waited: " + strings.Join(res.ProbeTaints, ", ")
+		}
 	}
 	t.Logf("episode %d of seed %d: %d workloads, %s; %s, calm %v (%s); %d evictions, %d kernel OOM kills, %d shells, %d kept off by an avoidance; %d violations",
 		p.Episode, p.Seed, len(p.Workloads), fault, res.Ended.Sub(res.Started).Round(time.Second), res.Calm, probe, len(res.Evictions),
