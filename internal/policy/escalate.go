@@ -71,7 +71,7 @@ const (
 	MoveKill   MoveKind = "kill"    // SIGKILL the pod's cgroup on the node (report Tried)
 	// MoveRecheck: read the pod again after the PDB fallback wait (report Rechecked).
 	MoveRecheck MoveKind = "recheck"
-	MoveStop   MoveKind = "stop"    // the ladder is over: the last attempt is the result
+	MoveStop    MoveKind = "stop" // the ladder is over: the last attempt is the result
 )
 
 // Move is one step of the ladder, with the reason for the trace.
