@@ -65,8 +65,34 @@ func (c *soakCluster) inject(ctx context.Context, f Fault) (string, error) {
 			return "", fmt.Errorf("corrupt the ledger annotation: %w", err)
 		}
 		return "ledger annotation set to " + corruptLedger, nil
+	case FaultKubeletRestart:
+		return c.restartNodeProcess(ctx, "kubelet", c.node.RestartKubelet)
+	case FaultContainerdRestart:
+		return c.restartNodeProcess(ctx, "containerd", c.node.RestartContainerd)
 	}
 	return "", fmt.Errorf("soak: unknown fault kind %q", f.Kind)
+}
+
+// restartNodeProcess runs restart, which restarts the node's process called name, and says which PIDs.
+func (c *soakCluster) restartNodeProcess(ctx context.Context, name string, restart func(context.Context) error) (string, error) {
+	before, began := c.nodePID(name), time.Now()
+	// Bounded apart from ctx, as the API server's restart: the rest of the run needs the node.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+	defer cancel()
+	if err := restart(rctx); err != nil {
+		return "", fmt.Errorf("restart the %s (pid %d): %w", name, before, err)
+	}
+	return fmt.Sprintf("restarted the %s (pid %d -> %d) in %s", name, before, c.nodePID(name), time.Since(began).Round(time.Millisecond)), nil
+}
+
+// nodePID is the PID of the node's process called name (0: none).
+func (c *soakCluster) nodePID(name string) int {
+	for _, p := range c.node.Processes() {
+		if p.Name == name {
+			return p.PID
+		}
+	}
+	return 0
 }
 
 // agent is the Ready agent pod on the node (waiting up to a minute: a fault may just have replaced it).

@@ -11,8 +11,7 @@ import (
 // FaultKind is one fault the test cluster can inject today.
 type FaultKind string
 
-// The faults of issue 32 that package test/cluster supports. The kubelet and containerd restarts are not
-// here: a cluster.Node starts them once and has no restart.
+// The faults of issue 32 that package test/cluster supports.
 const (
 	// FaultAgentPodDeleted deletes the agent pod: the DaemonSet makes a new one.
 	FaultAgentPodDeleted FaultKind = "agent-pod-deleted"
@@ -22,11 +21,17 @@ const (
 	FaultAPIServerStop FaultKind = "apiserver-stop"
 	// FaultLedgerCorrupt overwrites the node's ledger annotation with text that is not a ledger.
 	FaultLedgerCorrupt FaultKind = "ledger-corrupt"
+	// FaultKubeletRestart restarts the node's kubelet (cluster.Node.RestartKubelet): the pods keep running.
+	FaultKubeletRestart FaultKind = "kubelet-restart"
+	// FaultContainerdRestart restarts the node's containerd (cluster.Node.RestartContainerd): the
+	// containers keep running under their shims.
+	FaultContainerdRestart FaultKind = "containerd-restart"
 )
 
 // FaultKinds are every fault kind, in the order ParseFaults documents.
 func FaultKinds() []FaultKind {
-	return []FaultKind{FaultAgentPodDeleted, FaultAgentSIGKILL, FaultAPIServerStop, FaultLedgerCorrupt}
+	return []FaultKind{FaultAgentPodDeleted, FaultAgentSIGKILL, FaultAPIServerStop, FaultLedgerCorrupt,
+		FaultKubeletRestart, FaultContainerdRestart}
 }
 
 // ParseFaults reads a comma-separated list of fault kinds; "" and "all" are every kind, "none" is none.

@@ -76,6 +76,23 @@ func TestDrawDrawsEveryAllowedFaultKindAndNoOther(t *testing.T) {
 	}
 }
 
+func TestDrawDrawsEveryFaultKindFromAll(t *testing.T) {
+	seen := map[FaultKind]bool{}
+	for e := range 300 {
+		if p := Draw(1, e, DrawConfig{Faults: FaultKinds(), FaultEpisode: -1, FaultChance: 1, FaultWithin: 40 * time.Second}); p.Fault != nil {
+			seen[p.Fault.Kind] = true
+			if p.Fault.Kind != FaultAPIServerStop && p.Fault.For != 0 {
+				t.Errorf("episode %d: %s lasts %s, want no duration", e, p.Fault.Kind, time.Duration(p.Fault.For))
+			}
+		}
+	}
+	for _, k := range FaultKinds() {
+		if !seen[k] {
+			t.Errorf("%s never drawn in 300 episodes with a fault each", k)
+		}
+	}
+}
+
 func TestDrawAlwaysHasTheSteadyPodsOfEveryQOSClassACriticalPodAndAPDB(t *testing.T) {
 	for e := range 30 {
 		p := Draw(3, e, DrawConfig{FaultEpisode: -1})
@@ -102,7 +119,8 @@ func TestParseFaults(t *testing.T) {
 		{"all", FaultKinds(), false},
 		{"none", nil, false},
 		{"agent-sigkill, apiserver-stop,agent-sigkill", []FaultKind{FaultAgentSIGKILL, FaultAPIServerStop}, false},
-		{"kubelet-restart", nil, true},
+		{"kubelet-restart,containerd-restart", []FaultKind{FaultKubeletRestart, FaultContainerdRestart}, false},
+		{"kubelet-reboot", nil, true},
 	} {
 		got, err := ParseFaults(tc.in)
 		if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {

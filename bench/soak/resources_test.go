@@ -78,6 +78,10 @@ func TestNoUnexpectedRestarts(t *testing.T) {
 		{"an agent restart with no fault is a violation", map[string]int{"agent": 1}, nil, 1},
 		{"an agent restart after an API outage is a violation", map[string]int{"agent": 1}, []FaultKind{FaultAPIServerStop}, 1},
 		{"a janitor restart after a corrupted ledger is a violation", map[string]int{"janitor": 1}, []FaultKind{FaultLedgerCorrupt}, 1},
+		{"an agent restart after a kubelet restart is a violation", map[string]int{"agent": 1}, []FaultKind{FaultKubeletRestart}, 1},
+		{"a janitor restart after a containerd restart is a violation", map[string]int{"janitor": 1}, []FaultKind{FaultContainerdRestart}, 1},
+		{"no restart after a kubelet and a containerd restart is allowed", map[string]int{"agent": 0, "janitor": 0},
+			[]FaultKind{FaultKubeletRestart, FaultContainerdRestart}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantViolations(t, NoUnexpectedRestarts(tc.restarts, AllowedRestarts(tc.faults, 2)), tc.want, InvNoRestarts)

@@ -66,25 +66,43 @@ func configArgs(opts NodeOptions) []any {
 	}
 }
 
-func startContainerd(ctx context.Context, opts NodeOptions, lock *os.File, timeout time.Duration) (_ *Process, err error) {
+// containerdRun is what starting the node's containerd needs, kept in Node for a restart.
+type containerdRun struct {
+	argv, env []string // command line and extra environment
+	dir       string   // the node dir: containerd.log and the socket
+}
+
+// containerdCommand writes containerd's config into the node dir and returns how to run it:
+// containerd 2's own binary with its shim first in PATH, or the containerd in PATH.
+func containerdCommand(opts NodeOptions) (containerdRun, error) {
 	cfg := filepath.Join(opts.Dir, "containerd.toml")
-	config, bin, env := containerdConfig(opts), "", []string(nil)
+	run := containerdRun{dir: opts.Dir}
+	config, bin := containerdConfig(opts), ""
 	if c := opts.Containerd2; c != nil {
 		// Its own runc shim first in PATH: containerd starts containerd-shim-runc-v2 from PATH.
 		config, bin = containerd2Config(opts), filepath.Join(c.Dir, "containerd")
-		env = []string{"PATH=" + c.Dir + string(os.PathListSeparator) + os.Getenv("PATH")}
-	} else if bin, err = exec.LookPath("containerd"); err != nil {
-		return nil, fmt.Errorf("containerd: %w", err)
+		run.env = []string{"PATH=" + c.Dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	} else {
+		var err error
+		if bin, err = exec.LookPath("containerd"); err != nil {
+			return run, fmt.Errorf("containerd: %w", err)
+		}
 	}
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		return nil, fmt.Errorf("write containerd config: %w", err)
+		return run, fmt.Errorf("write containerd config: %w", err)
 	}
-	p, err := startProcess("containerd", filepath.Join(opts.Dir, "containerd.log"),
-		[]string{bin, "--config", cfg, "--log-level", "info"}, env, lock)
+	run.argv = []string{bin, "--config", cfg, "--log-level", "info"}
+	return run, nil
+}
+
+// startContainerd starts containerd as run says (log <dir>/containerd.log, appended; the node lock
+// inherited) and waits until its socket answers.
+func startContainerd(ctx context.Context, run containerdRun, lock *os.File, timeout time.Duration) (*Process, error) {
+	p, err := startProcess("containerd", filepath.Join(run.dir, "containerd.log"), run.argv, run.env, lock)
 	if err != nil {
 		return nil, err
 	}
-	sock := containerdSocket(opts.Dir)
+	sock := containerdSocket(run.dir)
 	err = p.waitReady(ctx, timeout, func(ctx context.Context) error {
 		c, err := (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		if err != nil {

@@ -9,7 +9,9 @@
 // ControlPlane. Containerd, libcni and the kubelet use some fixed paths (/run/containerd,
 // /var/lib/cni, /var/lib/kubelet/device-plugins, /var/log/containers), so only one node runs
 // on a machine at a time: StartNode holds an exclusive flock on NodeLockPath for the node's
-// lifetime, and concurrent callers wait.
+// lifetime, and concurrent callers wait. Node.RestartContainerd and Node.RestartKubelet stop one of
+// them and start it again as StartNode did (same command line, config, log and inherited lock),
+// waiting until it is ready as at start; the running pods survive both.
 //
 // Every process is started in its own session, tracked by PID (and start time, so a reused
 // PID is never signalled), and stopped by that PID: SIGTERM, then SIGKILL after a timeout.

@@ -1,14 +1,17 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
@@ -157,35 +160,92 @@ func writeKubeletFiles(cp *ControlPlane, opts NodeOptions, ip net.IP) (string, e
 	return path, nil
 }
 
-func startKubelet(ctx context.Context, cp *ControlPlane, opts NodeOptions, ip net.IP, config string, lock *os.File, timeout time.Duration) (*Process, error) {
-	root := filepath.Join(opts.Dir, "kubelet")
-	args := []string{
+// kubeletRun is what starting the node's kubelet needs, kept in Node for a restart.
+type kubeletRun struct {
+	argv      []string
+	name, dir string // the node name; the node dir, which holds kubelet.log
+	healthz   string // the kubelet's healthz URL; "" when its configuration turns healthz off
+}
+
+// kubeletCommand is how to run the kubelet for the node opts describes, serving on ip with the merged
+// configuration file config.
+func kubeletCommand(cp *ControlPlane, opts NodeOptions, ip net.IP, config string) (kubeletRun, error) {
+	healthz, err := kubeletHealthzURL(config)
+	if err != nil {
+		return kubeletRun{}, err
+	}
+	return kubeletRun{name: opts.Name, dir: opts.Dir, healthz: healthz, argv: []string{
 		cp.bins.Path("kubelet"),
 		"--config=" + config,
 		"--kubeconfig=" + filepath.Join(opts.Dir, "kubelet.kubeconfig"),
-		"--root-dir=" + root,
+		"--root-dir=" + filepath.Join(opts.Dir, "kubelet"),
 		"--cert-dir=" + filepath.Join(opts.Dir, "pki"),
 		"--hostname-override=" + opts.Name,
 		"--node-ip=" + ip.String(),
 		"--v=2",
+	}}, nil
+}
+
+// kubeletHealthzURL reads the healthz address and port from the kubelet configuration file at path.
+func kubeletHealthzURL(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read kubelet config: %w", err)
 	}
-	p, err := startProcess("kubelet", filepath.Join(opts.Dir, "kubelet.log"), args, nil, lock)
+	var cfg kubeletv1beta1.KubeletConfiguration
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return "", fmt.Errorf("decode kubelet config %s: %w", path, err)
+	}
+	port := ptr.Deref(cfg.HealthzPort, 10248)
+	if port == 0 {
+		return "", nil
+	}
+	return "http://" + net.JoinHostPort(cmp.Or(cfg.HealthzBindAddress, "127.0.0.1"), strconv.Itoa(int(port))) + "/healthz", nil
+}
+
+// startKubelet starts the kubelet as run says (log <dir>/kubelet.log, appended; the node lock
+// inherited) and waits until its healthz answers and the node is Ready by a heartbeat of this kubelet.
+func startKubelet(ctx context.Context, cp *ControlPlane, run kubeletRun, lock *os.File, timeout time.Duration) (*Process, error) {
+	client, err := cp.Client()
 	if err != nil {
 		return nil, err
 	}
-	client, err := cp.Client()
+	began := time.Now()
+	p, err := startProcess("kubelet", filepath.Join(run.dir, "kubelet.log"), run.argv, nil, lock)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	err = p.waitReady(ctx, timeout, func(ctx context.Context) error {
-		node, err := client.CoreV1().Nodes().Get(ctx, opts.Name, metav1.GetOptions{})
+		if run.healthz != "" {
+			if err := httpOK(ctx, nil, run.healthz); err != nil {
+				return err
+			}
+		}
+		node, err := client.CoreV1().Nodes().Get(ctx, run.name, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("node %s: %w", opts.Name, err)
+			return fmt.Errorf("node %s: %w", run.name, err)
 		}
-		if ok, why := nodeReady(node); !ok {
-			return fmt.Errorf("node %s not Ready: %s", opts.Name, why)
-		}
-		return nil
+		return kubeletReady(node, began)
 	})
 	return p, err
+}
+
+// kubeletReady says whether node is Ready by a heartbeat at or after began (to the second, the API's
+// resolution): after a restart the old kubelet's Ready condition stays True for a while, and only a
+// fresh heartbeat shows that the new kubelet runs and reported the node.
+func kubeletReady(node *corev1.Node, began time.Time) error {
+	for _, c := range node.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("node %s not Ready: %s: %s", node.Name, c.Reason, c.Message)
+		}
+		if c.LastHeartbeatTime.Time.Before(began.Truncate(time.Second)) {
+			return fmt.Errorf("node %s Ready, but its last heartbeat %s is older than the kubelet (started %s)",
+				node.Name, c.LastHeartbeatTime.UTC().Format(time.RFC3339), began.UTC().Format(time.RFC3339))
+		}
+		return nil
+	}
+	return fmt.Errorf("node %s has no Ready condition yet", node.Name)
 }

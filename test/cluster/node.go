@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
@@ -76,6 +76,11 @@ type Node struct {
 	containerd  *Process
 	containerd2 *Containerd2 // nil: the containerd in PATH
 	kubelet     *Process
+	// What RestartContainerd and RestartKubelet need: how StartNode ran them, and how long to wait.
+	containerdRun containerdRun
+	kubeletRun    kubeletRun
+	timeout       time.Duration
+	mu            sync.Mutex // guards containerd and kubelet while a restart replaces them
 }
 
 // StartNode waits for the machine-wide node lock, cleans up leftovers of a crashed node,
@@ -140,8 +145,11 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 			return nil, fmt.Errorf("start node: %w", err)
 		}
 	}
-	timeout := opts.StartTimeout
-	if n.containerd, err = startContainerd(ctx, opts, n.lock, timeout); err != nil {
+	n.timeout = opts.StartTimeout
+	if n.containerdRun, err = containerdCommand(opts); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if n.containerd, err = startContainerd(ctx, n.containerdRun, n.lock, n.timeout); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	if err := importImages(ctx, opts.Containerd2, containerdSocket(opts.Dir), opts.Images, filepath.Join(opts.Dir, "ctr-import.log")); err != nil {
@@ -164,7 +172,10 @@ func StartNode(ctx context.Context, cp *ControlPlane, opts NodeOptions) (_ *Node
 	if n.configPath, err = writeKubeletFiles(cp, opts, n.ip); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
-	if n.kubelet, err = startKubelet(ctx, cp, opts, n.ip, n.configPath, n.lock, timeout); err != nil {
+	if n.kubeletRun, err = kubeletCommand(cp, opts, n.ip, n.configPath); err != nil {
+		return nil, fmt.Errorf("start node: %w", err)
+	}
+	if n.kubelet, err = startKubelet(ctx, cp, n.kubeletRun, n.lock, n.timeout); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
 	reportWait("node start", time.Since(began))
@@ -254,6 +265,8 @@ func (n *Node) Cleanup() NodeCleanup { return n.clean }
 
 // Processes lists containerd and kubelet, in start order.
 func (n *Node) Processes() []*Process {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	var ps []*Process
 	for _, p := range []*Process{n.containerd, n.kubelet} {
 		if p != nil {
@@ -267,6 +280,8 @@ func (n *Node) Processes() []*Process {
 // containerd shims, removes mounts, cgroups, the bridge and CNI state, deletes the Node object
 // and releases the lock. The node dir (logs) stays.
 func (n *Node) Stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	var errs []error
 	if err := stopAll(n.kubelet, n.containerd); err != nil {
 		errs = append(errs, err)
@@ -304,16 +319,6 @@ func (n *Node) deleteNodeObject() error {
 		return fmt.Errorf("delete node object: %w", err)
 	}
 	return nil
-}
-
-// nodeReady reports the node's Ready condition.
-func nodeReady(node *corev1.Node) (bool, string) {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue, c.Reason + ": " + c.Message
-		}
-	}
-	return false, "no Ready condition yet"
 }
 
 // gatewayIP is the first address of subnet.
