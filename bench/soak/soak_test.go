@@ -80,7 +80,7 @@ func configFromEnv() (config, error) {
 func TestSoak(t *testing.T) {
 	if os.Getenv("PRESSURE_SOAK") == "" {
 		// Not in make test yet: the driver has not passed on the real node (docs/soak.md, "Running it").
-		t.Skip("the soak driver runs with make soak (PRESSURE_SOAK=1); its short version joins make test once it has passed on the real node")
+		t.Skip("the soak driver runs with make soak (PRESSURE_SOAK=1); its short version is not in make test: invariants 2 and 6 still fail in some episodes (docs/soak.md, What ran) and it would add about 5 minutes to the node chain")
 	}
 	cfg, err := configFromEnv()
 	if err != nil {
