@@ -39,7 +39,7 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 			continue
 		}
 		p, ok := pods[ev.UID]
-		if !ok || down || ctx.Err() != nil {
+		if _, busy := a.fallbacks.Load(ev.UID); !ok || down || busy || ctx.Err() != nil {
 			a.outcome(ev.UID, policy.ActionEvict, policy.ResultNotAttempted, policy.ContactNone)
 			continue
 		}
@@ -72,8 +72,10 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 		a.Metrics.detection.Observe(a.Clock.Since(ev.Crossing).Seconds())
 	}
 	a.bg.Add(1)
+	a.fallbacks.Store(ev.UID, true) // no second ladder for the pod while its fallback runs
 	res, err := a.Ladder.EvictThen(ctx, req, func(final actuate.Result, err error) {
 		defer a.bg.Done()
+		defer a.fallbacks.Delete(ev.UID)
 		a.evicted(ev.UID, req, final, err, a.later.add)
 		a.Log.Info("eviction fallback", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "outcome", final.Outcome,
 			"rung", final.Rung, "why", strings.Join(final.Why, "; "))
@@ -82,6 +84,7 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 		a.outcome(ev.UID, policy.ActionEvict, policy.Result(res.Outcome), contact(res))
 		return res
 	}
+	a.fallbacks.Delete(ev.UID)
 	a.bg.Done()
 	a.evicted(ev.UID, req, res, err, func(o policy.Outcome) { a.st.outcomes = append(a.st.outcomes, o) })
 	return res

@@ -120,6 +120,8 @@ type Agent struct {
 	// until the next sync takes them; bg counts those ladders (SyncLoop waits for them when it ends).
 	later laterOutcomes
 	bg    sync.WaitGroup
+	// fallbacks are the UIDs whose ladder goes on in the background: no new ladder starts for them.
+	fallbacks sync.Map
 }
 
 // laterOutcomes are outcomes reported from outside the sync goroutine.

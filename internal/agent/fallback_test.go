@@ -24,10 +24,19 @@ func TestAPDBFallbackWaitDoesNotHoldTheNextVictim(t *testing.T) {
 	h.pods.set(pod("guarded", "u-guarded", "besteffort", ""), pod("hog", "u-hog", "besteffort", "", priority(1000)))
 	h.tree.setPod("u-guarded", "besteffort", 100*mi)
 	h.tree.setPod("u-hog", "besteffort", 1900*mi) // available 48Mi: under the hard 100Mi; guarded alone is not enough
+	h.ladder.hold = make(chan struct{})
 	res := h.sync(time.Second)
 	if d := cmp.Diff(h.ladder.names(), []string{"guarded", "hog"}); d != "" {
 		t.Fatalf("requests of the first sync (-got +want):\n%s\ntrace:\n%s", d, res.trace())
 	}
+	h.pods.set(pod("guarded", "u-guarded", "besteffort", "")) // hog left; still under pressure
+	h.tree.setPod("u-hog", "besteffort", 0)
+	h.tree.setPod("u-guarded", "besteffort", 2000*mi)
+	res = h.sync(15 * time.Second) // past the PDB retry: the policy would plan guarded again
+	if d := cmp.Diff(h.ladder.names(), []string{"guarded", "hog"}); d != "" {
+		t.Errorf("requests while guarded's fallback runs (-got +want):\n%s\ntrace:\n%s", d, res.trace())
+	}
+	close(h.ladder.hold)
 	h.agent.bg.Wait() // the background ladder reported its final result
 	late := h.agent.later.take()
 	want := []policy.Outcome{{UID: "u-guarded", Action: policy.ActionEvict, Result: policy.ResultEvicted, API: policy.ContactAnswered, At: h.clock.Now()}}

@@ -205,6 +205,7 @@ type recordingLadder struct {
 	requests []actuate.Request
 	results  []actuate.Result
 	finals   []actuate.Result // the final results of Continuing results, in order
+	hold     chan struct{}    // when set, a background ladder reports its final result once it is closed
 	outcome  actuate.Outcome
 }
 
@@ -218,8 +219,14 @@ func (r *recordingLadder) EvictThen(ctx context.Context, req actuate.Request, la
 		if len(r.finals) > 0 {
 			final, r.finals = r.finals[0], r.finals[1:]
 		}
+		hold := r.hold
 		r.mu.Unlock()
-		go later(final, nil)
+		go func() {
+			if hold != nil {
+				<-hold
+			}
+			later(final, nil)
+		}()
 	}
 	return res, err
 }
