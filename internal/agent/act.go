@@ -65,8 +65,9 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 }
 
 // evict runs the ladder for one request and does the bookkeeping. A ladder that has to wait for the
-// PDB fallback goes on in the background (actuate.Ladder.EvictThen): the refusal is this sync's outcome
-// (the policy pauses the pod and tries the next one), the final result is the next sync's.
+// PDB fallback goes on in the background (actuate.Ladder.EvictThen): the pod stays in flight meanwhile
+// (the fallback ends with its DELETE), the plan's next victims are asked at once and the next syncs
+// decide as usual; the final result is the outcome of a later sync.
 func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction, req actuate.Request) actuate.Result {
 	if !ev.Crossing.IsZero() {
 		a.Metrics.detection.Observe(a.Clock.Since(ev.Crossing).Seconds())
@@ -81,7 +82,8 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 			"rung", final.Rung, "why", strings.Join(final.Why, "; "))
 	})
 	if res.Continuing {
-		a.outcome(ev.UID, policy.ActionEvict, policy.Result(res.Outcome), contact(res))
+		// No outcome yet: the pod stays in flight, counted as leaving (the fallback DELETEs it after the
+		// wait); the final result lands it, or gives it back, in a later sync.
 		return res
 	}
 	a.fallbacks.Delete(ev.UID)
