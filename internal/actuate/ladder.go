@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -48,39 +49,70 @@ type Ladder struct {
 // policy stops. The returned error is only about bookkeeping (persisting the ledger); what happened to the
 // pod is in the Result.
 func (l *Ladder) Evict(ctx context.Context, req Request) (Result, error) {
-	now := l.Clock.Now()
-	esc := policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil}
-	var res Result
-	var prev policy.Avoidance
-	var avoidErr error
+	return l.EvictThen(ctx, req, nil)
+}
+
+// EvictThen is Evict, except when later is set and the ladder has to wait for the PodDisruptionBudget
+// fallback (a hard eviction refused by a PDB, eviction.allowDelete): then it returns at once with the
+// result so far (the refusal, Continuing set) and carries out the rest (the wait, the read of the pod,
+// the second request, the DELETE) in a goroutine, which calls later once with the final result. The
+// caller is not held for the wait: under hard pressure the plan's other victims, and the next plans,
+// must not wait five seconds behind one PDB-protected pod (the soak run's kernel OOM kills of
+// 2026-12-05 came during such waits).
+func (l *Ladder) EvictThen(ctx context.Context, req Request, later func(Result, error)) (Result, error) {
+	r := &ladderState{req: req, now: l.Clock.Now(), esc: policy.Escalation{Hard: req.Hard, Killer: l.Killer != nil}}
+	return l.run(ctx, r, later)
+}
+
+// ladderState is one eviction's ladder between its moves.
+type ladderState struct {
+	req      Request
+	now      time.Time
+	esc      policy.Escalation
+	res      Result
+	prev     policy.Avoidance
+	avoidErr error
+}
+
+// run makes the ladder's moves from r on until the policy stops, or, with later set, until the
+// PDB fallback wait, whose rest goes to a goroutine (EvictThen).
+func (l *Ladder) run(ctx context.Context, r *ladderState, later func(Result, error)) (Result, error) {
+	req := r.req
 	for {
-		m := esc.Next(l.Config)
-		res.Why = append(res.Why, m.Why)
+		m := r.esc.Next(l.Config)
+		if later != nil && m.Kind == policy.MoveWait && len(r.esc.Attempts) > 0 {
+			partial := r.res
+			partial.Attempts, partial.Why = slices.Clone(r.res.Attempts), slices.Clone(r.res.Why)
+			partial.Continuing = true
+			go func() { later(l.run(ctx, r, nil)) }()
+			return partial, nil
+		}
+		r.res.Why = append(r.res.Why, m.Why)
 		switch m.Kind {
 		case policy.MoveDryRun:
 			if l.Events != nil {
 				l.Events.WouldEvict(req)
 			}
-			res.Outcome = OutcomeDryRun
-			return res, nil
+			r.res.Outcome = OutcomeDryRun
+			return r.res, nil
 		case policy.MoveAvoid:
 			var published bool
-			prev, published, avoidErr = l.avoid(ctx, req, now)
-			esc.Avoided(published)
+			r.prev, published, r.avoidErr = l.avoid(ctx, req, r.now)
+			r.esc.Avoided(published)
 		case policy.MoveWait:
-			esc.Waited(l.wait(ctx, m.Wait))
+			r.esc.Waited(l.wait(ctx, m.Wait))
 		case policy.MoveRecheck:
-			l.recheck(ctx, req, &esc, &res)
+			l.recheck(ctx, req, &r.esc, &r.res)
 		case policy.MoveEvict:
 			o, err := l.Evictor.Evict(ctx, req.Pod, req.GracePeriodSeconds)
-			l.tried(&esc, &res, Attempt{Rung: RungEviction, Outcome: o, Err: err})
+			l.tried(&r.esc, &r.res, Attempt{Rung: RungEviction, Outcome: o, Err: err})
 		case policy.MoveDelete:
 			o, err := l.Evictor.Delete(ctx, req.Pod, req.GracePeriodSeconds)
-			l.tried(&esc, &res, Attempt{Rung: RungDelete, Outcome: o, Err: err})
+			l.tried(&r.esc, &r.res, Attempt{Rung: RungDelete, Outcome: o, Err: err})
 		case policy.MoveKill:
-			l.tried(&esc, &res, l.kill(req, &res))
+			l.tried(&r.esc, &r.res, l.kill(req, &r.res))
 		default: // policy.MoveStop
-			return l.finish(ctx, req, prev, &esc, res, avoidErr)
+			return l.finish(ctx, req, r.prev, &r.esc, r.res, r.avoidErr)
 		}
 	}
 }

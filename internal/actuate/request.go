@@ -107,6 +107,9 @@ type Result struct {
 	EvictionLoop *policy.EvictionLoop
 	// Why is the policy's reason for each move of the ladder, in order (policy.Move.Why).
 	Why []string
+	// Continuing reports a result so far: the ladder goes on in the background (Ladder.EvictThen) and
+	// its final result comes later.
+	Continuing bool
 }
 
 // Err returns the error of the last attempt, or nil.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -38,7 +39,7 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 			continue
 		}
 		p, ok := pods[ev.UID]
-		if !ok || down || ctx.Err() != nil {
+		if _, busy := a.fallbacks.Load(ev.UID); !ok || down || busy || ctx.Err() != nil {
 			a.outcome(ev.UID, policy.ActionEvict, policy.ResultNotAttempted, policy.ContactNone)
 			continue
 		}
@@ -63,17 +64,42 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 	return out
 }
 
-// evict runs the ladder for one request and does the bookkeeping.
+// evict runs the ladder for one request and does the bookkeeping. A ladder that has to wait for the
+// PDB fallback goes on in the background (actuate.Ladder.EvictThen): the pod stays in flight meanwhile
+// (the fallback ends with its DELETE), the plan's next victims are asked at once and the next syncs
+// decide as usual; the final result is the outcome of a later sync.
 func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction, req actuate.Request) actuate.Result {
 	if !ev.Crossing.IsZero() {
 		a.Metrics.detection.Observe(a.Clock.Since(ev.Crossing).Seconds())
 	}
-	res, err := a.Ladder.Evict(ctx, req)
+	a.bg.Add(1)
+	a.fallbacks.Store(ev.UID, true) // no second ladder for the pod while its fallback runs
+	res, err := a.Ladder.EvictThen(ctx, req, func(final actuate.Result, err error) {
+		defer a.bg.Done()
+		defer a.fallbacks.Delete(ev.UID)
+		a.evicted(ev.UID, req, final, err, a.later.add)
+		a.Log.Info("eviction fallback", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "outcome", final.Outcome,
+			"rung", final.Rung, "why", strings.Join(final.Why, "; "))
+	})
+	if res.Continuing {
+		// No outcome yet: the pod stays in flight, counted as leaving (the fallback DELETEs it after the
+		// wait); the final result lands it, or gives it back, in a later sync.
+		return res
+	}
+	a.fallbacks.Delete(ev.UID)
+	a.bg.Done()
+	a.evicted(ev.UID, req, res, err, func(o policy.Outcome) { a.st.outcomes = append(a.st.outcomes, o) })
+	return res
+}
+
+// evicted does the bookkeeping of a ladder's final result: its outcome (given to keep), the ledger
+// error, the metrics and the loop.
+func (a *Agent) evicted(uid string, req actuate.Request, res actuate.Result, err error, keep func(policy.Outcome)) {
 	if err != nil {
 		a.Metrics.errors.WithLabelValues(stageLedger).Inc()
 		a.Log.Warn("eviction ledger", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "err", err)
 	}
-	a.outcome(ev.UID, policy.ActionEvict, policy.Result(res.Outcome), contact(res))
+	keep(policy.Outcome{UID: uid, Action: policy.ActionEvict, Result: policy.Result(res.Outcome), API: contact(res), At: a.Clock.Now()})
 	if contact(res) == policy.ContactUnavailable {
 		a.Log.Warn("api unavailable, backing off", "pod", podKey(req.Pod.Namespace, req.Pod.Name), "err", firstErr(res))
 	}
@@ -86,7 +112,6 @@ func (a *Agent) evict(ctx context.Context, plan policy.Plan, ev policy.Eviction,
 		a.Log.Warn("eviction loop", "owner", l.Owner.String(), "pod", podKey(req.Pod.Namespace, req.Pod.Name),
 			"evictions", l.Evictions, "since", l.Since, "avoid_until", l.Until)
 	}
-	return res
 }
 
 // contact is what the ladder's attempts learned about the API server, by the policy's rule

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,9 +49,10 @@ type podLister interface {
 	List() ([]*corev1.Pod, error)
 }
 
-// evictLadder carries out one eviction (actuate.Ladder).
+// evictLadder carries out one eviction (actuate.Ladder); EvictThen hands a PDB fallback wait and what
+// follows it to the background, reporting the final result to later.
 type evictLadder interface {
-	Evict(ctx context.Context, req actuate.Request) (actuate.Result, error)
+	EvictThen(ctx context.Context, req actuate.Request, later func(actuate.Result, error)) (actuate.Result, error)
 }
 
 // nodeEvents records the node events (actuate.Events).
@@ -114,6 +116,33 @@ type Agent struct {
 	Synced func(syncResult)
 
 	st loopState
+	// later holds the final outcomes of ladders that went on in the background (actuate.Ladder.EvictThen)
+	// until the next sync takes them; bg counts those ladders (SyncLoop waits for them when it ends).
+	later laterOutcomes
+	bg    sync.WaitGroup
+	// fallbacks are the UIDs whose ladder goes on in the background: no new ladder starts for them.
+	fallbacks sync.Map
+}
+
+// laterOutcomes are outcomes reported from outside the sync goroutine.
+type laterOutcomes struct {
+	mu   sync.Mutex
+	outs []policy.Outcome
+}
+
+func (l *laterOutcomes) add(o policy.Outcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.outs = append(l.outs, o)
+}
+
+// take returns the outcomes reported so far and forgets them.
+func (l *laterOutcomes) take() []policy.Outcome {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.outs
+	l.outs = nil
+	return out
 }
 
 // ledgerEntries lists the ledger's evictions (loopbreaker.PersistentLedger).

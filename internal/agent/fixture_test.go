@@ -204,7 +204,31 @@ type recordingLadder struct {
 	mu       sync.Mutex
 	requests []actuate.Request
 	results  []actuate.Result
+	finals   []actuate.Result // the final results of Continuing results, in order
+	hold     chan struct{}    // when set, a background ladder reports its final result once it is closed
 	outcome  actuate.Outcome
+}
+
+// EvictThen answers at once, as Evict; a result with Continuing set calls later with finals' next
+// (or an eviction) in a goroutine, as the real ladder does after a PDB refusal.
+func (r *recordingLadder) EvictThen(ctx context.Context, req actuate.Request, later func(actuate.Result, error)) (actuate.Result, error) {
+	res, err := r.Evict(ctx, req)
+	if res.Continuing && later != nil {
+		r.mu.Lock()
+		final := actuate.Result{Outcome: actuate.OutcomeEvicted, Rung: actuate.RungDelete}
+		if len(r.finals) > 0 {
+			final, r.finals = r.finals[0], r.finals[1:]
+		}
+		hold := r.hold
+		r.mu.Unlock()
+		go func() {
+			if hold != nil {
+				<-hold
+			}
+			later(final, nil)
+		}()
+	}
+	return res, err
 }
 
 func (r *recordingLadder) Evict(_ context.Context, req actuate.Request) (actuate.Result, error) {

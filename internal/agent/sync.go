@@ -133,7 +133,7 @@ func (a *Agent) listPods() []*corev1.Pod {
 // the last plan. It returns the active API pods by UID for carrying the plan out.
 func (a *Agent) input(now time.Time, snap signal.Snapshot, pods []*corev1.Pod) (policy.Input, map[string]*corev1.Pod) {
 	r := policy.Read{Now: now, Config: a.Settings.Config, Kubelet: a.KubeletConfig, KubeletSemantics: a.kubeletSemantics(),
-		Snapshot: snap, Outcomes: a.st.outcomes, Reclaims: a.st.reclaims, ReclaimUnavailable: a.reclaimUnavailable(),
+		Snapshot: snap, Outcomes: append(a.st.outcomes, a.later.take()...), Reclaims: a.st.reclaims, ReclaimUnavailable: a.reclaimUnavailable(),
 		Reclaimable: a.reclaimable(now, snap, pods), Ledger: a.ledgerRead()}
 	byUID := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
