@@ -337,10 +337,23 @@ func podOf(rs *appsv1.ReplicaSet, name string) *corev1.Pod {
 		Spec: podSpec()}
 }
 
-// scaleAndBind scales rs to replicas and returns its newest pod once the scheduler has bound it.
+// scaleAndBind scales rs up by one to replicas and returns the pod the scale created, once the scheduler
+// has bound every pod of rs. The new pod is the one that was not there before: creation timestamps have
+// a resolution of a second, so two pods created within one second cannot be told apart by age.
 func scaleAndBind(ctx context.Context, t *testing.T, c kubernetes.Interface, rs *appsv1.ReplicaSet, replicas int32) *corev1.Pod {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	before, err := c.CoreV1().Pods(appNS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + rs.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]bool{}
+	for _, p := range before.Items {
+		old[p.Name] = true
+	}
+	if len(old) != int(replicas)-1 {
+		t.Fatalf("%s has %d pods before scaling to %d; want %d", rs.Name, len(old), replicas, replicas-1)
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := c.AppsV1().ReplicaSets(appNS).Get(ctx, rs.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -352,7 +365,7 @@ func scaleAndBind(ctx context.Context, t *testing.T, c kubernetes.Interface, rs 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var newest *corev1.Pod
+	var created *corev1.Pod
 	waitFor(ctx, t, fmt.Sprintf("%d pods of %s bound", replicas, rs.Name), func() error {
 		pods, err := c.CoreV1().Pods(appNS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + rs.Name})
 		if err != nil {
@@ -361,21 +374,26 @@ func scaleAndBind(ctx context.Context, t *testing.T, c kubernetes.Interface, rs 
 		if len(pods.Items) != int(replicas) {
 			return fmt.Errorf("%d pods", len(pods.Items))
 		}
-		newest = nil
+		created = nil
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			if p.Spec.NodeName == "" {
 				return fmt.Errorf("pod %s not bound yet", p.Name)
 			}
-			if newest == nil || p.CreationTimestamp.After(newest.CreationTimestamp.Time) ||
-				(p.CreationTimestamp.Equal(&newest.CreationTimestamp) && p.Name > newest.Name) {
-				newest = p
+			if !old[p.Name] {
+				if created != nil {
+					return fmt.Errorf("pods %s and %s are both new", created.Name, p.Name)
+				}
+				created = p
 			}
+		}
+		if created == nil {
+			return fmt.Errorf("no new pod among %d", len(pods.Items))
 		}
 		return nil
 	})
-	t.Logf("%s's newest pod %s: bound to %s, required node affinity %+v", rs.Name, newest.Name, newest.Spec.NodeName, required(newest))
-	return newest
+	t.Logf("%s's new pod %s: bound to %s, required node affinity %+v", rs.Name, created.Name, created.Spec.NodeName, required(created))
+	return created
 }
 
 func required(p *corev1.Pod) *corev1.NodeSelector {
