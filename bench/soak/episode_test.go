@@ -178,8 +178,9 @@ func (c *soakCluster) create(ctx context.Context, p Plan) error {
 	return nil
 }
 
-// waitCalm waits until after notBefore the node has no pressure condition and ns no Pending pod but
-// those an avoidance keeps off the node (KeptOff), and reports true; or until capAt, false.
+// waitCalm waits until after notBefore the node and ns's pods are calm (Unrest: no pressure condition,
+// no terminating pod, no Pending pod but those an avoidance keeps off the node), and reports true; or
+// until capAt, false.
 func (c *soakCluster) waitCalm(ctx context.Context, ns string, notBefore, capAt time.Time) bool {
 	for {
 		now := time.Now()
@@ -201,24 +202,11 @@ func (c *soakCluster) calm(ctx context.Context, ns string) bool {
 	if err != nil {
 		return false
 	}
-	for _, cond := range n.Status.Conditions {
-		switch cond.Type {
-		case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure:
-			if cond.Status != corev1.ConditionFalse {
-				return false
-			}
-		}
-	}
 	pods, err := c.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return false
 	}
-	for i := range pods.Items {
-		if p := &pods.Items[i]; p.Status.Phase == corev1.PodPending && !KeptOff(p, c.node.Name()) {
-			return false
-		}
-	}
-	return true
+	return Unrest(n, pods.Items) == ""
 }
 
 // observe fills r's evictions, kernel OOM kills, oom_kill counter rise, shells and collected shells.

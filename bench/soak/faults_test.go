@@ -15,8 +15,6 @@ import (
 	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
-// corruptLedger is what FaultLedgerCorrupt writes into the ledger annotation: not JSON.
-const corruptLedger = `{"soak":"corrupted ledger`
 
 // inject carries out f on the cluster and says what it did.
 func (c *soakCluster) inject(ctx context.Context, f Fault) (string, error) {

@@ -21,14 +21,15 @@ const (
 	InvSchedulesAgain    = "6 a calm node schedules an unrelated pod within the taint's hysteresis plus 20 s"
 	InvShellsCollected   = "5 no Evicted shell older than the janitor's TTL plus a minute"
 	InvEvidence          = "5 an evidence Event for each collected shell"
-	InvFlat              = "7 RSS, goroutines and ledger size flat over the second half"
+	InvFlat              = "7 RSS and goroutines flat over the second half"
+	InvLedgerBounded     = "7 the ledger forgets: no entry older than the loop window, no ended avoidance kept"
 	InvNoRestarts        = "7 no agent or janitor restart but by an injected fault"
 )
 
 // Invariants are every invariant name, in the order: the report counts each.
 func Invariants() []string {
 	return []string{InvNoForeignOOMKill, InvSimulate, InvNoCriticalEvicted, InvNoDoubleEviction, InvPDBKept, InvWhy,
-		InvShellsCollected, InvEvidence, InvSchedulesAgain, InvFlat, InvNoRestarts}
+		InvShellsCollected, InvEvidence, InvSchedulesAgain, InvFlat, InvLedgerBounded, InvNoRestarts}
 }
 
 // Violation is one broken invariant, with what broke it.

@@ -81,7 +81,7 @@ func (r *report) add(t *testing.T, res result, err error) {
 
 // finish runs the run-level checks (an evidence Event for each collected shell, resources flat,
 // restarts explained by the faults), writes resources.json and summary.md, and fails t on a violation.
-func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []EvidenceEvent) {
+func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []EvidenceEvent, ledger []LedgerSample) {
 	t.Helper()
 	var collected []string
 	var faults []FaultKind
@@ -93,6 +93,7 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 	}
 	r.runViolations = append(r.runViolations, EvidenceForEach(collected, evid)...)
 	r.runViolations = append(r.runViolations, Flat(series)...)
+	r.runViolations = append(r.runViolations, LedgerBounded(ledger, LedgerMaxAge(ledgerSlack), ledgerSlack)...)
 	restarts := CountRestarts(pods, map[string]int{"agent": 1, "janitor": janitorReplicas})
 	r.runViolations = append(r.runViolations, NoUnexpectedRestarts(restarts, AllowedRestarts(faults, janitorReplicas))...)
 	for _, v := range r.runViolations {
@@ -100,6 +101,9 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 		t.Errorf("seed %d, over the run: %s", r.cfg.seed, v)
 	}
 	if err := writeJSON(filepath.Join(r.out, "resources.json"), series); err != nil {
+		t.Error(err)
+	}
+	if err := writeJSON(filepath.Join(r.out, "ledger.json"), ledger); err != nil {
 		t.Error(err)
 	}
 	var svg bytes.Buffer
@@ -110,7 +114,7 @@ func (r *report) finish(t *testing.T, series []Series, pods []PodSample, evid []
 	} else {
 		r.png(t)
 	}
-	text := r.markdown(series, restarts, len(collected))
+	text := r.markdown(series, ledger, restarts, len(collected))
 	if err := os.WriteFile(r.path(), []byte(text), 0o644); err != nil {
 		t.Error(err)
 	}
@@ -132,7 +136,7 @@ func (r *report) png(t *testing.T) {
 }
 
 // markdown is summary.md: the run, each episode, each invariant's count.
-func (r *report) markdown(series []Series, restarts map[string]int, collected int) string {
+func (r *report) markdown(series []Series, ledger []LedgerSample, restarts map[string]int, collected int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# soak run: seed %d, episodes %d-%d\n\n", r.cfg.seed, r.cfg.first, r.cfg.first+len(r.results)-1)
 	fmt.Fprintf(&b, "Started %s, %s; faults drawn from %v; episode cap %s.\n\n", r.started.UTC().Format(time.RFC3339),
@@ -177,6 +181,8 @@ func (r *report) markdown(series []Series, restarts map[string]int, collected in
 			checked = fmt.Sprintf("once, %d collected shells", collected)
 		case InvFlat:
 			checked = fmt.Sprintf("once, %d series (no verdict: %d with under %d samples in their second half)", len(series), len(Verdictless(series)), minFlatPoints)
+		case InvLedgerBounded:
+			checked = fmt.Sprintf("once, %d samples (at most %d entries, oldest allowed %s)", len(ledger), maxEntries(ledger), LedgerMaxAge(ledgerSlack))
 		case InvNoRestarts:
 			checked = fmt.Sprintf("once: restarts %v", restarts)
 		}

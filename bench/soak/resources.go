@@ -21,23 +21,25 @@ type Series struct {
 	// Floor is the rise below which no trend counts (noise): bytes for RSS and the ledger, a count for
 	// goroutines.
 	Floor float64 `json:"floor"`
-	// Warmup is how long after its first sample a series is still filling by design and not judged:
-	// the ledger keeps each eviction for the loop window, so it grows for one window before its
-	// entries start to expire (0: judged from the first sample).
-	Warmup time.Duration `json:"warmup,omitempty"`
+	// PlotOnly series are drawn but not judged by Flat (the ledger's size, which follows the eviction
+	// rate by design: LedgerBounded judges the ledger).
+	PlotOnly bool `json:"plotOnly,omitempty"`
 }
 
 // minFlatPoints is how many samples the second half needs for a verdict.
 const minFlatPoints = 6
 
 // Flat is invariant 7's first part: over the second half of each series (its samples after the
-// midpoint of its first and last, once its Warmup is over), the least-squares line must not rise by more than max(Floor, 10 %
+// midpoint of its first and last), the least-squares line must not rise by more than max(Floor, 10 %
 // of the half's median). A series with fewer than minFlatPoints samples in its second half gives no
 // verdict (the report says which, see Verdictless).
 func Flat(series []Series) []Violation {
 	var out []Violation
 	for _, s := range series {
-		half := secondHalf(s.judged())
+		if s.PlotOnly {
+			continue
+		}
+		half := secondHalf(s.Points)
 		if len(half) < minFlatPoints {
 			continue
 		}
@@ -52,27 +54,15 @@ func Flat(series []Series) []Violation {
 }
 
 // Verdictless names the series Flat gives no verdict on: too few samples in their second half (after
-// their warm-up).
+// PlotOnly series aside).
 func Verdictless(series []Series) []string {
 	var out []string
 	for _, s := range series {
-		if len(secondHalf(s.judged())) < minFlatPoints {
+		if !s.PlotOnly && len(secondHalf(s.Points)) < minFlatPoints {
 			out = append(out, s.Name)
 		}
 	}
 	return out
-}
-
-// judged returns the points of s after its warm-up, in time order.
-func (s Series) judged() []Point {
-	ps := slices.Clone(s.Points)
-	slices.SortStableFunc(ps, func(a, b Point) int { return a.At.Compare(b.At) })
-	if len(ps) == 0 || s.Warmup <= 0 {
-		return ps
-	}
-	from := ps[0].At.Add(s.Warmup)
-	i, _ := slices.BinarySearchFunc(ps, from, func(p Point, t time.Time) int { return p.At.Compare(t) })
-	return ps[i:]
 }
 
 func secondHalf(ps []Point) []Point {

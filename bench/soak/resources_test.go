@@ -3,7 +3,6 @@ package soak
 import (
 	"fmt"
 	"testing"
-	"time"
 )
 
 // series is n samples 10 s apart from f(i).
@@ -27,21 +26,20 @@ func TestFlat(t *testing.T) {
 		{"a rise in the first half only is allowed (warm-up)", series("rss", 20, 8*mi, func(i int) float64 { return float64(min(i, 9)) * 4 * mi }), 0},
 		{"a steady leak over the second half is a violation", series("rss", 20, 8*mi, func(i int) float64 { return 30*mi + float64(i)*2*mi }), 1},
 		{"a goroutine leak is a violation", series("goroutines", 20, 5, func(i int) float64 { return 40 + float64(i) }), 1},
+		{"a plot-only series is not judged", plotOnly(series("ledger bytes", 40, 1024, func(i int) float64 { return float64(i) * 200 })), 0},
 		{"too few samples give no verdict", series("rss", 6, 8*mi, func(i int) float64 { return float64(i) * 100 * mi }), 0},
-		{"a ledger filling during its warm-up (one loop window) is allowed", warm(series("ledger", 40, 1024, func(i int) float64 { return float64(min(i, 25)) * 200 }), 260*time.Second), 0},
-		{"a ledger still growing after its warm-up is a violation", warm(series("ledger", 40, 1024, func(i int) float64 { return float64(i) * 200 }), 100*time.Second), 1},
-		{"a run no longer than the warm-up gives no verdict", warm(series("ledger", 20, 1024, func(i int) float64 { return float64(i) * 200 }), 300*time.Second), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantViolations(t, Flat([]Series{tc.s}), tc.want, InvFlat) })
 	}
-	if got := Verdictless([]Series{series("short", 6, 1, func(int) float64 { return 0 }), series("long", 20, 1, func(int) float64 { return 0 })}); fmt.Sprint(got) != "[short]" {
+	if got := Verdictless([]Series{series("short", 6, 1, func(int) float64 { return 0 }), series("long", 20, 1, func(int) float64 { return 0 }),
+		plotOnly(series("plot", 6, 1, func(int) float64 { return 0 }))}); fmt.Sprint(got) != "[short]" {
 		t.Errorf("Verdictless = %v, want [short]", got)
 	}
 }
 
-// warm returns s with its Warmup set to d.
-func warm(s Series, d time.Duration) Series {
-	s.Warmup = d
+
+func plotOnly(s Series) Series {
+	s.PlotOnly = true
 	return s
 }
 

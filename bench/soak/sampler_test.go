@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
-	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
@@ -27,6 +26,7 @@ type sampler struct {
 	series map[string]*Series
 	pods   []PodSample
 	pdb    []PDBSample
+	ledger []LedgerSample
 	// pdbNS is the namespace of the current episode's PDB ("": none).
 	pdbNS string
 }
@@ -61,7 +61,11 @@ func (s *sampler) sample(ctx context.Context) {
 		}
 	}
 	if n, err := s.c.client.CoreV1().Nodes().Get(ctx, s.c.node.Name(), metav1.GetOptions{}); err == nil {
-		s.addWarm("node ledger bytes", 1024, policy.DefaultLoopWindow, now, float64(len(n.Annotations[loopbreaker.LedgerAnnotation])))
+		l := ReadLedgerSample(now, n.Annotations[loopbreaker.LedgerAnnotation])
+		s.add("node ledger bytes", 1024, true, now, float64(l.Bytes))
+		s.mu.Lock()
+		s.ledger = append(s.ledger, l)
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	ns := s.pdbNS
@@ -110,27 +114,30 @@ func (s *sampler) samplePod(ctx context.Context, now time.Time, p *corev1.Pod) {
 	// A restarted container is a new process: its own series.
 	id := comp + "/" + p.Name + "#" + strconv.Itoa(int(restarts))
 	if v, ok := chartinstall.MetricValue(text, "process_resident_memory_bytes"); ok {
-		s.add(id+" rss bytes", 8<<20, now, v)
+		s.add(id+" rss bytes", 8<<20, false, now, v)
 	}
 	if v, ok := chartinstall.MetricValue(text, "go_goroutines"); ok {
-		s.add(id+" goroutines", 5, now, v)
+		s.add(id+" goroutines", 5, false, now, v)
 	}
 }
 
-func (s *sampler) add(name string, floor float64, at time.Time, v float64) {
-	s.addWarm(name, floor, 0, at, v)
-}
-
-// addWarm adds a sample to the series name, created with floor and warmup (Series.Warmup).
-func (s *sampler) addWarm(name string, floor float64, warmup time.Duration, at time.Time, v float64) {
+// add adds a sample to the series name, created with floor (and plotOnly: Series.PlotOnly).
+func (s *sampler) add(name string, floor float64, plotOnly bool, at time.Time, v float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sr := s.series[name]
 	if sr == nil {
-		sr = &Series{Name: name, Floor: floor, Warmup: warmup}
+		sr = &Series{Name: name, Floor: floor, PlotOnly: plotOnly}
 		s.series[name] = sr
 	}
 	sr.Points = append(sr.Points, Point{At: at, V: v})
+}
+
+// ledgerSamples returns a copy of the ledger's samples, in time order.
+func (s *sampler) ledgerSamples() []LedgerSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ledger)
 }
 
 // snapshot returns copies of what was sampled, the series sorted by name.
@@ -138,7 +145,7 @@ func (s *sampler) snapshot() (series []Series, pods []PodSample, pdb []PDBSample
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sr := range s.series {
-		series = append(series, Series{Name: sr.Name, Floor: sr.Floor, Warmup: sr.Warmup, Points: slices.Clone(sr.Points)})
+		series = append(series, Series{Name: sr.Name, Floor: sr.Floor, PlotOnly: sr.PlotOnly, Points: slices.Clone(sr.Points)})
 	}
 	slices.SortFunc(series, func(a, b Series) int {
 		if a.Name < b.Name {

@@ -123,7 +123,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep.finish(t, series, pods, evid)
+	rep.finish(t, series, pods, evid, s.ledgerSamples())
 	t.Logf("%d episodes in %s; report %s", len(rep.results), time.Since(rep.started).Round(time.Second), rep.path())
 	if !rep.failed && !t.Failed() && cfg.out == "" {
 		_ = os.RemoveAll(out) // the short version's artefacts: the summary is in the log above
