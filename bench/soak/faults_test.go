@@ -15,7 +15,6 @@ import (
 	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
-
 // inject carries out f on the cluster and says what it did.
 func (c *soakCluster) inject(ctx context.Context, f Fault) (string, error) {
 	switch f.Kind {

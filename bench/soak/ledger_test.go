@@ -71,6 +71,8 @@ func TestLedgerBounded(t *testing.T) {
 			s.LastEnded, s.Unreadable = t0, "x"
 		})}, 3},
 	} {
-		t.Run(tc.name, func(t *testing.T) { wantViolations(t, LedgerBounded(tc.samples, maxAge, time.Minute), tc.want, InvLedgerBounded) })
+		t.Run(tc.name, func(t *testing.T) {
+			wantViolations(t, LedgerBounded(tc.samples, maxAge, time.Minute), tc.want, InvLedgerBounded)
+		})
 	}
 }

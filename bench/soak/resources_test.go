@@ -37,7 +37,6 @@ func TestFlat(t *testing.T) {
 	}
 }
 
-
 func plotOnly(s Series) Series {
 	s.PlotOnly = true
 	return s
