@@ -48,14 +48,14 @@ type soakCluster struct {
 	values []string
 }
 
-// startCluster starts a control plane (with an audit log of eviction requests in dir), the level-2
+// startCluster starts a control plane (with an audit log of eviction requests and pod deletes in dir), the level-2
 // node (taking the machine's node lock) with the stress image, installs the chart with its defaults,
 // the janitor included, and dryRun=false, and creates the soak's PriorityClasses.
 func startCluster(t *testing.T, dir string) *soakCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	audit, auditLog, err := evictaudit.Args(dir)
+	audit, auditLog, err := evictaudit.BothArgs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

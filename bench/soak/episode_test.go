@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -228,6 +229,18 @@ func (c *soakCluster) observe(ctx context.Context, r *result, mark float64, oomB
 			r.Evictions = append(r.Evictions, mark2(Eviction{Namespace: q.Namespace, Pod: q.Pod, At: q.Received, By: "agent"}))
 		}
 	}
+	// The agent's own DELETE of a pod: its ladder's rung after a PodDisruptionBudget refused a hard
+	// eviction (eviction.allowDelete). The janitor's deletes of Evicted shells are another account's.
+	writes, err := evictaudit.ReadWrites(c.auditLog)
+	if err != nil {
+		return err
+	}
+	for _, w := range writes {
+		if agentDelete(w) && (w.Namespace == ns || w.Namespace == "kube-system" && w.Name == crit) {
+			r.Evictions = append(r.Evictions, mark2(Eviction{Namespace: w.Namespace, Pod: w.Name, At: w.Received, By: "agent", Rung: "delete"}))
+		}
+	}
+	slices.SortStableFunc(r.Evictions, func(a, b Eviction) int { return a.At.Compare(b.At) })
 	for _, evNS := range []string{ns, "kube-system"} {
 		evs, err := c.client.CoreV1().Events(evNS).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "Evicted").String()})
 		if err != nil {

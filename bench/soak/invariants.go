@@ -86,9 +86,13 @@ type Eviction struct {
 	Namespace string    `json:"namespace"`
 	Pod       string    `json:"pod"`
 	At        time.Time `json:"at"`
-	// By is "agent" (an eviction request the API server answered 201, from its audit log) or "kubelet"
-	// (an Evicted Event of the kubelet).
+	// By is "agent" (an eviction request the API server answered 201, or a DELETE of the pod by the
+	// agent's service account answered 200, from its audit log) or "kubelet" (an Evicted Event of the
+	// kubelet).
 	By string `json:"by"`
+	// Rung is "delete" for the agent's DELETE of the pod (after a PodDisruptionBudget refused a hard
+	// eviction), "" for an eviction.
+	Rung string `json:"rung,omitempty"`
 	// Critical marks the episode's critical pod; PDB names the PodDisruptionBudget selecting the pod.
 	Critical bool   `json:"critical,omitempty"`
 	PDB      string `json:"pdb,omitempty"`
@@ -140,11 +144,13 @@ type PDBSample struct {
 
 // PDBKept is invariant 3's third part: each agent eviction of a PDB-protected pod was one the budget
 // allowed, reckoning from the budget's last sample before it less the agent's evictions of its pods
-// since that sample. The kubelet's hard evictions are not counted: they ignore budgets by design.
+// since that sample. The kubelet's hard evictions are not judged: they ignore budgets by design; nor is
+// the agent's DELETE (Rung "delete"), its ladder's fallback under a hard threshold after the budget
+// refused (eviction.allowDelete), though it counts against the budget for the evictions after it.
 func PDBKept(samples []PDBSample, evs []Eviction) []Violation {
 	var out []Violation
 	for _, e := range evs {
-		if e.By != "agent" || e.PDB == "" {
+		if e.By != "agent" || e.PDB == "" || e.Rung == "delete" {
 			continue
 		}
 		var last *PDBSample
@@ -259,7 +265,8 @@ func SchedulesAgain(calm bool, took, hysteresis time.Duration) []Violation {
 	return nil
 }
 
-// SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests) are
+// SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests and
+// its DELETEs after a PodDisruptionBudget's refusal) are
 // the pods `kubectl pressure simulate` on the episode's recording has pressure-agent evict (predicted,
 // namespace/pod), as sets. An episode with a fault is not judged: the simulator does not model an API
 // outage, a killed agent or a corrupted ledger.

@@ -98,6 +98,11 @@ func TestPDBKept(t *testing.T) {
 	ev := func(sec int, by string) Eviction {
 		return Eviction{Namespace: "a", Pod: "pdb-x" + time.Duration(sec).String(), By: by, At: at(sec), PDB: "pdb"}
 	}
+	del := func(sec int) Eviction {
+		e := ev(sec, "agent")
+		e.Rung = "delete"
+		return e
+	}
 	for _, tc := range []struct {
 		name    string
 		samples []PDBSample
@@ -109,6 +114,9 @@ func TestPDBKept(t *testing.T) {
 		{"a second agent eviction past the budget is a violation", []PDBSample{s(0, 1)}, []Eviction{ev(3, "agent"), ev(4, "agent")}, 1},
 		{"the kubelet's hard evictions are not judged", []PDBSample{s(0, 0)}, []Eviction{ev(3, "kubelet")}, 0},
 		{"an eviction before any sample is not judged", []PDBSample{s(5, 0)}, []Eviction{ev(3, "agent")}, 0},
+		{"the agent's DELETE after the budget refused a hard eviction is not judged", []PDBSample{s(0, 0)}, []Eviction{del(3)}, 0},
+		{"an eviction after the agent's DELETE took the budget's last disruption is a violation",
+			[]PDBSample{s(0, 1)}, []Eviction{del(3), ev(4, "agent")}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantViolations(t, PDBKept(tc.samples, tc.evs), tc.want, InvPDBKept) })
 	}

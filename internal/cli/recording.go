@@ -49,6 +49,8 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 	pods := map[string]*recordedPod{}
 	seen := map[signal.Signal]map[memoryKey]bool{signal.MemoryAvailable: {}, signal.AllocatableMemoryAvailable: {}}
 	var firstConfig []byte
+	agentEvicted := map[string]time.Time{} // the pods pressure-agent's ledger names, in any snapshot, and when
+	ledgerWarned := false
 	for i, st := range stamps {
 		sub := filepath.Join(dir, st.name)
 		snap, err := LoadSnapshotDir(os.DirFS(sub), sub)
@@ -69,6 +71,14 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 				Err: fmt.Errorf("node %q, but the recording is of node %q", snap.Node.Name, out.Recording.Node)}
 		}
 		addSnapshot(&out.Recording, pods, seen, snap, st.at)
+		evs, problem := ledgerEvictions(&snap.Node)
+		for uid, at := range evs {
+			agentEvicted[uid] = at
+		}
+		if problem != "" && !ledgerWarned {
+			out.Warnings, ledgerWarned = append(out.Warnings, snap.Origin[FileNode]+": "+problem+
+				" (an Eviction API eviction of a pod no readable ledger names is taken as another client's)"), true
+		}
 		if snap.Cgroups != nil {
 			out.Recording.Local = append(out.Recording.Local, localSamples(snap.Cgroups)...)
 		}
@@ -79,7 +89,7 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 	if cfg, err := threshold.ParseConfig(out.Kubelet.ThresholdInput()); err == nil && cfg.KernelMemcgNotification {
 		out.Recording.Notified = cfg.Thresholds
 	}
-	out.Recording.Pods = finishPods(pods, out.Recording.End)
+	out.Recording.Pods = finishPods(pods, out.Recording.End, agentEvicted)
 	out.Recording.Decisions = decisions(out.Recording.Pods)
 	return out, nil
 }
@@ -120,12 +130,14 @@ func addSnapshot(rec *sim.Recording, pods map[string]*recordedPod, seen map[sign
 	s := kubeconv.Snapshot(&snap.Summary)
 	addMemory(&rec.NodeMemory, s.Observations, signal.MemoryAvailable, seen)
 	addMemory(&rec.PodsMemory, s.Observations, signal.AllocatableMemoryAvailable, seen)
+	listed := map[string]bool{}
 	for i := range snap.Pods.Items {
 		p := &snap.Pods.Items[i]
 		if p.Spec.NodeName != snap.Node.Name {
 			continue
 		}
 		uid := string(p.UID)
+		listed[uid] = true
 		rp, ok := pods[uid]
 		if !ok {
 			since := at
@@ -137,6 +149,13 @@ func addSnapshot(rec *sim.Recording, pods map[string]*recordedPod, seen map[sign
 			pods[uid] = rp
 		}
 		rp.update(p, at, s.Pods)
+	}
+	// An ended pod that is gone from the API before a snapshot showed its containers stopped (an
+	// Eviction API eviction deletes the pod) released its memory by this snapshot at the latest.
+	for uid, rp := range pods {
+		if !listed[uid] && rp.rp.Info.End != sim.EndNone && !rp.endSeen {
+			rp.rp.Info.Released, rp.endSeen = minTime(rp.rp.Info.Released, at), true
+		}
 	}
 }
 
@@ -154,6 +173,10 @@ func (rp *recordedPod) update(p *corev1.Pod, at time.Time, stats map[string]sign
 		return
 	}
 	switch {
+	case apiEvicted(p):
+		// An Eviction API eviction: pressure-agent's when its ledger names the pod (finishPods decides);
+		// its memory leaves when the kubelet has killed the pod, seen in a later snapshot.
+		info.End, info.Ended, info.By = sim.EndEvicted, evictedAt(p, at), sim.ActorAgent
 	case p.Status.Phase == corev1.PodFailed && p.Status.Reason == evictedReason:
 		info.End, info.Ended, info.Message = sim.EndEvicted, evictedAt(p, at), p.Status.Message
 		// The DisruptionTarget time is the start of the second of the kubelet's decision; its kill
@@ -170,6 +193,17 @@ func (rp *recordedPod) update(p *corev1.Pod, at time.Time, stats map[string]sign
 	}
 }
 
+// apiEvicted reports whether the pod was evicted through the Eviction API: its DisruptionTarget
+// condition's reason is EvictionByEvictionAPI (the API server sets it when it accepts the eviction).
+func apiEvicted(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
+			return true
+		}
+	}
+	return false
+}
+
 // availableInMessage finds the available amount in the kubelet's eviction message ("... Threshold
 // quantity: 200Mi, available: 203680Ki. ...").
 var availableInMessage = regexp.MustCompile(`Threshold quantity: [^,]+, available: ([^ ]+)\. `)
@@ -180,7 +214,7 @@ func decisions(pods []sim.RecordedPod) []sim.MemorySample {
 	var out []sim.MemorySample
 	for _, p := range pods {
 		m := availableInMessage.FindStringSubmatch(p.Info.Message)
-		if p.Info.End != sim.EndEvicted || m == nil {
+		if p.Info.End != sim.EndEvicted || p.Info.Evictor() != sim.ActorKubelet || m == nil {
 			continue
 		}
 		q, err := threshold.ParseQuantity(m[1])
@@ -249,13 +283,24 @@ func addMemory(dst *[]sim.MemorySample, obs map[signal.Signal]signal.Observation
 }
 
 // finishPods closes the pods: a pod that disappeared from the snapshots before the end is gone
-// (deleted) after the last snapshot that listed it.
-func finishPods(pods map[string]*recordedPod, end time.Time) []sim.RecordedPod {
+// (deleted) after the last snapshot that listed it. A pod that ended and that pressure-agent's ledger
+// on the node names (agent: the UIDs of any snapshot's ledger, with the ledger's time of the eviction)
+// is the agent's eviction, whatever its rung (an Eviction API eviction, or the DELETE after a
+// PodDisruptionBudget's refusal), at the ledger's time; an Eviction API eviction the ledger does not
+// name is another client's (a drain, a descheduler): gone, ended in every run.
+func finishPods(pods map[string]*recordedPod, end time.Time, agent map[string]time.Time) []sim.RecordedPod {
 	out := make([]sim.RecordedPod, 0, len(pods))
-	for _, rp := range pods {
+	for uid, rp := range pods {
 		info := &rp.rp.Info
 		if info.End == sim.EndNone && rp.lastAt.Before(end) {
 			info.End, info.Ended = sim.EndGone, rp.lastAt
+		}
+		at, byAgent := agent[uid]
+		switch {
+		case byAgent && (info.End == sim.EndGone || info.End == sim.EndEvicted && info.By == sim.ActorAgent):
+			info.End, info.By, info.Ended = sim.EndEvicted, sim.ActorAgent, at
+		case info.End == sim.EndEvicted && info.By == sim.ActorAgent:
+			info.End, info.By = sim.EndGone, ""
 		}
 		if info.End != sim.EndNone && (info.Released.IsZero() || info.Released.Before(info.Ended)) {
 			info.Released = info.Ended

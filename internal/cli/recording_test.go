@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,91 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 	}
 	if _, err := LoadRecording(dir); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("error %v, want it to name %s", err, bad)
+	}
+}
+
+// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays two soak episodes (bench/soak, seed
+// 1796443068, episodes 34 and 35) in which the real pressure-agent evicted pods, recorded with the
+// agent's own view (record --local): simulate's pressure-agent run evicts the pods the agent evicted
+// (agent-evictions.json: its eviction requests the API server accepted, from the audit log, and its
+// DELETE after a PodDisruptionBudget's refusal), and the recording lists each as pressure-agent's,
+// within a second of the request. Before the recording told the agent's evictions apart, they were
+// deletions that ended the pods in every run: the run lost a ramping pod the moment the real agent
+// evicted it (episode 35: hog-2 never predicted) and counted the DELETE as nobody's (episode 34).
+func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
+	for _, name := range []string{"soak-ep34", "soak-ep35"} {
+		t.Run(name, func(t *testing.T) {
+			dir := untar(t, name)
+			data, err := os.ReadFile(filepath.Join(dir, "agent-evictions.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var real []struct {
+				Pod  string
+				At   time.Time
+				Rung string
+			}
+			if err := json.Unmarshal(data, &real); err != nil {
+				t.Fatal(err)
+			}
+			out, err := runCLI(t, "simulate", dir, "-o", "json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Runs []struct {
+					Name   string
+					Events []struct {
+						Actor    string
+						Kind     string
+						Eviction *struct{ Pod string }
+					}
+				}
+				Recorded []struct {
+					Pod string
+					At  time.Time
+					By  string
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			var predicted []string
+			for _, r := range res.Runs {
+				for _, e := range r.Events {
+					if r.Name == "agent" && e.Kind == "evict" && e.Actor == "pressure-agent" && strings.HasPrefix(e.Eviction.Pod, "soak-") {
+						predicted = append(predicted, e.Eviction.Pod)
+					}
+				}
+			}
+			var want []string
+			for _, r := range real {
+				want = append(want, r.Pod)
+			}
+			slices.Sort(predicted)
+			slices.Sort(want)
+			if !slices.Equal(predicted, want) {
+				t.Errorf("simulate's pressure-agent evicts %v, the agent evicted %v", predicted, want)
+			}
+			recorded := map[string]int{}
+			for i, r := range res.Recorded {
+				recorded[r.Pod] = i
+			}
+			for _, r := range real {
+				i, ok := recorded[r.Pod]
+				if !ok {
+					t.Errorf("the recording does not list the agent's eviction of %s (%s)", r.Pod, r.Rung)
+					continue
+				}
+				if got := res.Recorded[i]; got.By != "pressure-agent" || got.At.Sub(r.At).Abs() > time.Second {
+					t.Errorf("the recording lists %s by %s at %s; the agent asked at %s", r.Pod, got.By, got.At, r.At)
+				}
+			}
+			text, err := runCLI(t, "simulate", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", "simulate", "golden", "recording-"+name+".txt"), strings.ReplaceAll(text, dir, "DIR"))
+		})
 	}
 }

@@ -26,11 +26,15 @@ type agentViewer interface {
 
 // localWorld is a recording seen by the agent: fresh reads (Memory, Usage) from the local samples, the
 // nearest at or before t; before the first one, and for what a sample lacks, the recording's Summary.
-// Cached (the kubelet's cAdvisor cache) and the pods are the recording's.
+// Cached (the kubelet's cAdvisor cache) is the recording's. The pods are the recording's, but an evicted
+// pod's release is where the local reads show it (localRelease): the Summary's snapshots place it
+// within a second or more, and in between the local reads already lack the pod's memory while a run
+// that did not evict it would not yet count it back (node.memory).
 type localWorld struct {
 	*replayWorld
-	s    []LocalSample
-	pods map[string][]PodSample
+	s     []LocalSample
+	reads map[string][]PodSample
+	pods  []PodInfo
 }
 
 // AgentView returns the world pressure-agent's run reads: the local samples when the recording has any.
@@ -40,15 +44,58 @@ func (w *replayWorld) AgentView() World {
 	}
 	s := append([]LocalSample{}, w.r.Local...)
 	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
-	lw := &localWorld{replayWorld: w, s: s, pods: map[string][]PodSample{}}
+	lw := &localWorld{replayWorld: w, s: s, reads: map[string][]PodSample{}, pods: append([]PodInfo(nil), w.pods...)}
 	for _, x := range s {
 		for uid, ps := range x.Pods {
 			ps.Time = x.At
-			lw.pods[uid] = append(lw.pods[uid], PodSample{Stats: ps, Seen: x.At})
+			lw.reads[uid] = append(lw.reads[uid], PodSample{Stats: ps, Seen: x.At})
+		}
+	}
+	for i := range lw.pods {
+		p := &lw.pods[i]
+		if p.End != EndEvicted {
+			continue
+		}
+		if at, n, ok := localRelease(s, lw.reads[p.Candidate.UID], p.Candidate.UID, p.Ended); ok {
+			p.Released = at
+			lw.reads[p.Candidate.UID] = lw.reads[p.Candidate.UID][:n]
 		}
 	}
 	return lw
 }
+
+// localRelease finds where the local reads s show an evicted pod's memory leave: the first sample at or
+// after ended (the eviction's DisruptionTarget second: its decision came within it, its kill after it)
+// that lacks the pod, or whose working set of it is below half the read before (a kill takes all of a
+// pod's memory at once; a pod's own swings are slower than one read interval). It returns that time
+// and how many of the pod's reads (reads, ascending) came before it; ok is false when the reads show no
+// release (the recording ended first, or the pod was never read).
+func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Time) (time.Time, int, bool) {
+	if len(reads) == 0 {
+		return time.Time{}, 0, false
+	}
+	n := 0 // reads before the sample looked at
+	var prev int64 = -1
+	for _, x := range s {
+		ps, ok := x.Pods[uid]
+		if x.At.Before(ended) {
+			if ok {
+				n, prev = n+1, workingSet(ps)
+			}
+			continue
+		}
+		if n > 0 && (!ok || (prev > 0 && workingSet(ps) < prev/2)) {
+			return x.At, n, true
+		}
+		if ok {
+			n, prev = n+1, workingSet(ps)
+		}
+	}
+	return time.Time{}, 0, false
+}
+
+// Pods returns the recording's pods with the evicted ones' releases where the local reads show them.
+func (w *localWorld) Pods() []PodInfo { return w.pods }
 
 // at returns the index of the last sample at or before t, or -1.
 func (w *localWorld) at(t time.Time) int {
@@ -71,12 +118,12 @@ func (w *localWorld) Memory(t time.Time) Memory {
 	return m
 }
 
-// Usage is the pod's last local read at or before t. Past its last read, a pod the recorded kubelet
-// evicted is extrapolated at its locally read rate (a run that did not evict it keeps it growing); any
+// Usage is the pod's last local read at or before t. Past its last read (for an evicted pod, its last
+// before the release: localRelease), a pod the recorded kubelet or agent evicted is extrapolated at its locally read rate (a run that did not evict it keeps it growing); any
 // other pod keeps its last read. A pod never read locally, or t before the first sample, falls back to
 // the Summary.
 func (w *localWorld) Usage(uid string, t time.Time) (signal.PodStats, bool) {
-	s, ok := w.pods[uid]
+	s, ok := w.reads[uid]
 	if !ok || w.at(t) < 0 {
 		return w.replayWorld.Usage(uid, t)
 	}

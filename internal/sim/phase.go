@@ -36,7 +36,7 @@ func (r Recording) InferPhase(interval time.Duration) (Phase, bool) {
 	}
 	end := r.End
 	for _, p := range r.Pods {
-		if p.Info.End == EndEvicted && p.Info.Ended.Before(end) {
+		if p.Info.End == EndEvicted && p.Info.Evictor() == ActorKubelet && p.Info.Ended.Before(end) {
 			end = p.Info.Ended
 		}
 	}

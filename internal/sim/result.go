@@ -135,7 +135,7 @@ type Outcome struct {
 	Order  int       `json:"order"`
 }
 
-// RecordedEviction is an eviction the recorded kubelet made.
+// RecordedEviction is an eviction the recorded kubelet or pressure-agent made (Outcome.By).
 type RecordedEviction struct {
 	Pod     string `json:"pod"`
 	UID     string `json:"uid"`

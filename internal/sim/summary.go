@@ -100,7 +100,7 @@ func kubeletLines(cfg threshold.Config, m Memory) []ThresholdLine {
 	return out
 }
 
-// recorded returns the evictions the world itself holds (the recorded kubelet's), in time order
+// recorded returns the evictions the world itself holds (the recorded kubelet's and agent's), in time order
 // (then by pod).
 func recorded(w World) []RecordedEviction {
 	start, _ := w.Span()
@@ -108,7 +108,7 @@ func recorded(w World) []RecordedEviction {
 	for _, p := range w.Pods() {
 		if p.End == EndEvicted {
 			out = append(out, RecordedEviction{Pod: p.Key(), UID: p.Candidate.UID, Message: p.Message,
-				Outcome: Outcome{At: p.Ended, Offset: Duration(p.Ended.Sub(start)), By: ActorKubelet}})
+				Outcome: Outcome{At: p.Ended, Offset: Duration(p.Ended.Sub(start)), By: p.Evictor()}})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })

@@ -20,11 +20,11 @@ func Text(w io.Writer, res Result) error {
 		fmt.Fprintf(&b, "  %s\n", summaryLine(run.Summary))
 	}
 	if len(res.Recorded) > 0 {
-		b.WriteString("\nRECORDED: the evictions of the recorded kubelet (their DisruptionTarget time)\n")
+		b.WriteString("\nRECORDED: the evictions in the recording (the kubelet's at their DisruptionTarget time, pressure-agent's at its ledger's)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  #\tTIME\tPOD\tMESSAGE")
+		fmt.Fprintln(tw, "  #\tTIME\tBY\tPOD\tMESSAGE")
 		for _, r := range res.Recorded {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", r.Order, FormatOffset(time.Duration(r.Offset)), r.Pod, r.Message)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", r.Order, FormatOffset(time.Duration(r.Offset)), r.By, r.Pod, orDash(r.Message))
 		}
 		tw.Flush()
 	}
@@ -111,6 +111,14 @@ func outcome(o *Outcome, by bool) string {
 	s := fmt.Sprintf("#%d %s", o.Order, FormatOffset(time.Duration(o.Offset)))
 	if by {
 		s += " by " + string(o.By)
+	}
+	return s
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
 	return s
 }

@@ -44,7 +44,8 @@ type End string
 const (
 	// EndNone: the pod runs to the end of the timeline.
 	EndNone End = ""
-	// EndEvicted: the recorded kubelet evicted it. Runs that did not evict it keep it (extrapolated).
+	// EndEvicted: the recorded kubelet or the recorded pressure-agent evicted it (PodInfo.By). Runs that
+	// did not evict it keep it (extrapolated): a simulated actor stands in for the recorded one.
 	EndEvicted End = "evicted"
 	// EndGone: it ended for another reason (deleted, completed, failed); it ends in every run.
 	EndGone End = "gone"
@@ -61,7 +62,10 @@ type PodInfo struct {
 	End      End
 	Ended    time.Time
 	Released time.Time
-	// Message is the recorded kubelet's eviction message (EndEvicted only).
+	// By is who evicted it in the recording (EndEvicted only): ActorKubelet (also when empty) or
+	// ActorAgent (an Eviction API eviction of a pod the agent's ledger on the node names).
+	By Actor
+	// Message is the recorded kubelet's eviction message (EndEvicted by the kubelet only).
 	Message string
 	// PDB: a PodDisruptionBudget that allows no disruption protects the pod. The simulated Eviction
 	// API refuses the agent's evictions of it (a DELETE is accepted); the kubelet's eviction ignores
@@ -71,6 +75,14 @@ type PodInfo struct {
 
 // Key is namespace/name.
 func (p PodInfo) Key() string { return p.Candidate.Namespace + "/" + p.Candidate.Name }
+
+// Evictor is who evicted the pod in the world (EndEvicted only): By, ActorKubelet when unset.
+func (p PodInfo) Evictor() Actor {
+	if p.By == "" {
+		return ActorKubelet
+	}
+	return p.By
+}
 
 // counted reports whether the world's memory totals at t include the pod.
 func (p PodInfo) counted(t time.Time) bool {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // writesPolicy records every write (create, update, patch, delete) of pods and their subresources
@@ -49,6 +50,8 @@ type Write struct {
 	// server ran it through admission and persisted nothing.
 	DryRun bool
 	Code   int32
+	// Received is when the API server received the request.
+	Received time.Time
 }
 
 // String is "verb resource[/subresource] namespace/name (code)", with " dry-run" for a dry run.
@@ -86,6 +89,7 @@ type writeEvent struct {
 	ResponseStatus *struct {
 		Code int32 `json:"code"`
 	} `json:"responseStatus"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 	// RequestObject is a delete's DeleteOptions (level Request).
 	RequestObject *struct {
 		DryRun []string `json:"dryRun"`
@@ -108,7 +112,7 @@ func ParseWrites(r io.Reader) ([]Write, error) {
 		}
 		w := Write{Verb: ev.Verb, Group: ev.ObjectRef.APIGroup, Resource: ev.ObjectRef.Resource,
 			Subresource: ev.ObjectRef.Subresource, Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name,
-			User: ev.User.Username, UserAgent: ev.UserAgent,
+			User: ev.User.Username, UserAgent: ev.UserAgent, Received: ev.RequestReceivedTimestamp,
 			DryRun: dryRunURI(ev.RequestURI) || (ev.RequestObject != nil && slices.Contains(ev.RequestObject.DryRun, "All"))}
 		if ev.ResponseStatus != nil {
 			w.Code = ev.ResponseStatus.Code
