@@ -94,7 +94,7 @@ func testLedgerPersistence(e *env) {
 		e.t.Fatal(err)
 	}
 	now := time.Now()
-	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
+	workload := policy.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "worker", UID: "uid-deploy"}
 	if _, _, err := first.Record(e.ctx, policy.HistoryEntry{UID: string(p.UID), Namespace: ns, Name: p.Name, Owner: workload, Signal: "memory.available",
 		Rung: string(RungEviction), At: now}); err != nil {
 		e.t.Fatal(err)
@@ -193,7 +193,7 @@ func testNodeAndOwnerEvents(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	workload := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: string(d.UID)}
+	workload := policy.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web", UID: string(d.UID)}
 	e.events.EvictionLoop(policy.EvictionLoop{Owner: workload, Pod: policy.PodRef{UID: "x", Namespace: ns, Name: "web-abc"}, Evictions: 2,
 		Since: 42 * time.Second, Signal: "memory.available", Until: time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)})
 	loop := e.waitEvent(ns, d.UID, ReasonEvictionLoop)
@@ -230,7 +230,7 @@ func testOwnerResolver(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	want := owner.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: string(d.UID)}
+	want := policy.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "api", UID: string(d.UID)}
 	if got != want {
 		e.t.Errorf("owner %+v, want %+v", got, want)
 	}

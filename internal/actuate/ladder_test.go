@@ -26,7 +26,6 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
 	"github.com/kube-pressure/pressure/internal/loopbreaker/loopbreakertest"
-	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
@@ -111,7 +110,7 @@ var t0 = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 func request(hard bool) Request {
 	return Request{
 		Pod:                PodRef{Namespace: "shop", Name: "web-0", UID: "uid-web-0"},
-		Owner:              owner.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web", UID: "uid-sts"},
+		Owner:              policy.Workload{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web", UID: "uid-sts"},
 		GracePeriodSeconds: 1, Hard: hard, Signal: "memory.available", Observed: "80Mi", Threshold: "356Mi",
 		Rank: 1, DecidedBy: "memory", Message: "The node was low on resource: memory. ",
 		Annotations: map[string]string{"offending_containers": "app"},

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
@@ -21,7 +20,7 @@ type Request struct {
 	Pod PodRef
 	// Owner is the pod's controller (ControllerOf); the zero Owner for a bare pod. New pods of an
 	// Avoidable owner avoid the node after the eviction.
-	Owner owner.Ref
+	Owner policy.Workload
 	// Created is the pod's creation time: an evicted pod created after an earlier eviction of its owner
 	// here is a replacement that came back (loop detection).
 	Created time.Time

@@ -30,7 +30,6 @@ import (
 	"github.com/kube-pressure/pressure/internal/cli"
 	"github.com/kube-pressure/pressure/internal/explain"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
-	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
@@ -86,7 +85,7 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		// An earlier agent evicted app-1 a minute ago and saw it gone: its workload avoids the node.
 		earlier := time.Now().Add(-time.Minute).Truncate(time.Second)
 		w.writeLedger(policy.HistoryEntry{UID: "uid-app-1", Namespace: w.ns, Name: "app-1",
-			Owner: owner.Ref{Kind: "ConfigMap", Namespace: w.ns, Name: cm.Name, UID: string(cm.UID)}, Signal: "allocatableMemory.available",
+			Owner: policy.Workload{Kind: "ConfigMap", Namespace: w.ns, Name: cm.Name, UID: string(cm.UID)}, Signal: "allocatableMemory.available",
 			Rung: "eviction-api", At: earlier, Created: earlier.Add(-time.Hour)})
 		app2 := w.ownedPod("app-2", ref, 1950*mi) // the replacement, created after that eviction: 98Mi available
 		ps := w.explain(cp.Kubeconfig(), agentConfig)
@@ -115,7 +114,7 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		var got policy.Avoidance
 		eventually(t, 10*time.Second, "the escalated avoidance in the ledger", func() error {
 			l := w.ledger()
-			got = l.Avoidance(owner.Ref{UID: string(cm.UID)})
+			got = l.Avoidance(policy.Workload{UID: string(cm.UID)})
 			if !got.Loop {
 				return fmt.Errorf("avoidance %+v, want an escalated one", got)
 			}

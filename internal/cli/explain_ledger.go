@@ -39,7 +39,7 @@ func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p policy.LoopConfig)
 }
 
 // avoidanceWords says what an eviction does to the owner's avoidance.
-func avoidanceWords(o owner.Ref, before, after policy.Avoidance, loop policy.EvictionLoop, isLoop bool, at time.Time) string {
+func avoidanceWords(o policy.Workload, before, after policy.Avoidance, loop policy.EvictionLoop, isLoop bool, at time.Time) string {
 	until := after.Until.UTC().Format(time.RFC3339)
 	var s string
 	switch {

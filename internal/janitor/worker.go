@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kube-pressure/pressure/internal/owner"
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 // Work item prefixes; a pod's item is its cache key, and namespaces never begin with "/".
@@ -254,7 +255,7 @@ func (c *Controller) release(uid string) {
 // owned by a Deployment resolves to the Deployment). On error it returns ref itself with the error, so
 // the evidence still names the nearest owner.
 func resolveOwner(ctx context.Context, r *owner.Resolver, namespace string, ref OwnerRef) (OwnerRef, error) {
-	got, err := r.Resolve(ctx, owner.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: namespace, Name: ref.Name,
+	got, err := r.Resolve(ctx, policy.Workload{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: namespace, Name: ref.Name,
 		UID: ref.UID})
 	return OwnerRef{APIVersion: got.APIVersion, Kind: got.Kind, Name: got.Name, UID: got.UID}, err
 }

@@ -14,22 +14,17 @@ import (
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
-// Ref is a workload: a controller users look at (a Deployment rather than its ReplicaSet). The zero Ref
-// means a bare pod. It is the policy's Workload (policy.Workload: IsZero, String, Same), kept under this
-// name for the many callers that resolve owners.
-type Ref = policy.Workload
-
-// ControllerOf returns the pod's controller owner reference as a Ref (zero for a bare pod).
-func ControllerOf(pod *v1.Pod) Ref {
+// ControllerOf returns the pod's controller owner reference as a workload (zero for a bare pod).
+func ControllerOf(pod *v1.Pod) policy.Workload {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
-		return Ref{}
+		return policy.Workload{}
 	}
-	return Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: pod.Namespace, Name: ref.Name, UID: string(ref.UID)}
+	return policy.Workload{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: pod.Namespace, Name: ref.Name, UID: string(ref.UID)}
 }
 
 // isReplicaSet reports an apps ReplicaSet (the only kind Workload lifts).
-func isReplicaSet(r Ref) bool {
+func isReplicaSet(r policy.Workload) bool {
 	return r.Kind == "ReplicaSet" && (r.APIVersion == "apps/v1" || r.APIVersion == "")
 }
 
@@ -37,7 +32,7 @@ func isReplicaSet(r Ref) bool {
 // ReplicaSet with another UID than the reference is a new one under the same name: the pod's own
 // ReplicaSet is gone, and the reference is kept. Other kinds (StatefulSet, DaemonSet, Job, ...) are
 // their own workload.
-func Workload(r Ref, rs *appsv1.ReplicaSet) Ref {
+func Workload(r policy.Workload, rs *appsv1.ReplicaSet) policy.Workload {
 	if !isReplicaSet(r) || rs == nil || (r.UID != "" && string(rs.UID) != r.UID) {
 		return r
 	}
@@ -45,7 +40,7 @@ func Workload(r Ref, rs *appsv1.ReplicaSet) Ref {
 	if c == nil || c.Kind != "Deployment" {
 		return r
 	}
-	return Ref{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: r.Namespace, Name: c.Name, UID: string(c.UID)}
+	return policy.Workload{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: r.Namespace, Name: c.Name, UID: string(c.UID)}
 }
 
 // Resolver resolves workloads through the API. Results are cached by ReplicaSet UID (a ReplicaSet
@@ -54,12 +49,12 @@ type Resolver struct {
 	Client kubernetes.Interface
 
 	mu    sync.Mutex
-	cache map[string]Ref
+	cache map[string]policy.Workload
 }
 
 // Resolve returns the workload of a controller reference. On error it returns ref itself with the
 // error, so callers still name the nearest owner.
-func (r *Resolver) Resolve(ctx context.Context, ref Ref) (Ref, error) {
+func (r *Resolver) Resolve(ctx context.Context, ref policy.Workload) (policy.Workload, error) {
 	if !isReplicaSet(ref) {
 		return ref, nil
 	}
@@ -80,7 +75,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref Ref) (Ref, error) {
 	if ref.UID != "" && string(rs.UID) == ref.UID {
 		r.mu.Lock()
 		if r.cache == nil {
-			r.cache = map[string]Ref{}
+			r.cache = map[string]policy.Workload{}
 		}
 		r.cache[ref.UID] = got
 		r.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/kube-pressure/pressure/internal/policy"
 )
 
 func controlled(kind, name string, uid types.UID) metav1.ObjectMeta {
@@ -26,27 +28,27 @@ func TestWorkload(t *testing.T) {
 		name string
 		pod  v1.Pod
 		rs   *appsv1.ReplicaSet
-		want Ref
+		want policy.Workload
 	}{
 		{"a ReplicaSet owned by a Deployment resolves to the Deployment",
 			v1.Pod{ObjectMeta: controlled("ReplicaSet", "web-5d4", "uid-rs")}, rs,
-			Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-deploy"}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-deploy"}},
 		{"a ReplicaSet without a Deployment is the workload",
 			v1.Pod{ObjectMeta: controlled("ReplicaSet", "solo", "uid-solo")}, bareRS,
-			Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "solo", UID: "uid-solo"}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "solo", UID: "uid-solo"}},
 		{"a recreated ReplicaSet with another UID is not followed",
 			v1.Pod{ObjectMeta: controlled("ReplicaSet", "web-5d4", "uid-old-rs")}, rs,
-			Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d4", UID: "uid-old-rs"}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d4", UID: "uid-old-rs"}},
 		{"a gone ReplicaSet is the workload",
 			v1.Pod{ObjectMeta: controlled("ReplicaSet", "web-5d4", "uid-rs")}, nil,
-			Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d4", UID: "uid-rs"}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d4", UID: "uid-rs"}},
 		{"a StatefulSet is its own workload",
 			v1.Pod{ObjectMeta: controlled("StatefulSet", "db", "uid-sts")}, nil,
-			Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "db", UID: "uid-sts"}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "db", UID: "uid-sts"}},
 		{"a DaemonSet is its own workload",
 			v1.Pod{ObjectMeta: controlled("DaemonSet", "agent", "uid-ds")}, nil,
-			Ref{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: "shop", Name: "agent", UID: "uid-ds"}},
-		{"a bare pod has no workload", v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "bare"}}, nil, Ref{}},
+			policy.Workload{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: "shop", Name: "agent", UID: "uid-ds"}},
+		{"a bare pod has no workload", v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "bare"}}, nil, policy.Workload{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

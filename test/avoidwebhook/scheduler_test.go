@@ -29,7 +29,6 @@ import (
 	config "github.com/kube-pressure/pressure/internal/config/janitor"
 	"github.com/kube-pressure/pressure/internal/janitor"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
-	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/cluster"
@@ -85,7 +84,7 @@ func TestWebhookKeepsAnEvictedWorkloadOffTheNodeOnARealScheduler(t *testing.T) {
 	other := replicaSet(ctx, t, c, "other")
 	// The agent on node A evicted a pod of web: it records web's avoidance of A (AvoidanceParams).
 	params := &loopbreaker.AvoidanceParams{Client: c, Namespace: releaseNS, Prefix: "pressure-agent-avoid-", Node: nodeA}
-	if err := params.Write(ctx, []policy.Avoidance{{Owner: owner.Ref{Kind: "ReplicaSet", Name: web.Name, UID: string(web.UID)},
+	if err := params.Write(ctx, []policy.Avoidance{{Owner: policy.Workload{Kind: "ReplicaSet", Name: web.Name, UID: string(web.UID)},
 		Until: time.Now().Add(10 * time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}

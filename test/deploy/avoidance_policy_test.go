@@ -19,7 +19,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
-	"github.com/kube-pressure/pressure/internal/owner"
 	"github.com/kube-pressure/pressure/internal/policy"
 )
 
@@ -48,7 +47,7 @@ func TestAgentMayWriteOnlyItsOwnNodesAvoidances(t *testing.T) {
 	})
 	params := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-a"}
 	allowed(t, "agent A publishes A's avoidances (AvoidanceParams)", params.Write(ctx, []policy.Avoidance{
-		{Owner: owner.Ref{Kind: "ReplicaSet", Name: "web", UID: uid}, Until: time.Now().Add(time.Minute)}}))
+		{Owner: policy.Workload{Kind: "ReplicaSet", Name: "web", UID: uid}, Until: time.Now().Add(time.Minute)}}))
 	allowed(t, "agent A empties A's avoidances", params.Write(ctx, nil))
 	forbidden(t, "agent A writes B's ConfigMap", apply(a, avoidPrefix+"node-b", "node-b", data), msgAvoidName)
 	otherParams := &loopbreaker.AvoidanceParams{Client: a, Namespace: releaseNS, Prefix: avoidPrefix, Node: "node-b"}
