@@ -165,16 +165,18 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 	}
 }
 
-// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays two soak episodes (bench/soak, seed
-// 1796443068, episodes 34 and 35) in which the real pressure-agent evicted pods, recorded with the
+// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays three soak episodes (bench/soak: seed
+// 1796443068, episodes 34 and 35; seed 20261205, episode 0) in which the real pressure-agent evicted pods, recorded with the
 // agent's own view (record --local): simulate's pressure-agent run evicts the pods the agent evicted
 // (agent-evictions.json: its eviction requests the API server accepted, from the audit log, and its
 // DELETE after a PodDisruptionBudget's refusal), and the recording lists each as pressure-agent's,
 // within a second of the request. Before the recording told the agent's evictions apart, they were
 // deletions that ended the pods in every run: the run lost a ramping pod the moment the real agent
-// evicted it (episode 35: hog-2 never predicted) and counted the DELETE as nobody's (episode 34).
+// evicted it (episode 35: hog-2 never predicted) and counted the DELETE as nobody's (episode 34); and
+// a release read just before the ledger's time of the eviction was taken for the pod's own (seed
+// 20261205 episode 0: hog-1 never predicted).
 func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
-	for _, name := range []string{"soak-ep34", "soak-ep35"} {
+	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35"} {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
 			data, err := os.ReadFile(filepath.Join(dir, "agent-evictions.json"))

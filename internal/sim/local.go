@@ -64,21 +64,30 @@ func (w *replayWorld) AgentView() World {
 	return lw
 }
 
-// localRelease finds where the local reads s show an evicted pod's memory leave: the first sample at or
-// after ended (the eviction's DisruptionTarget second: its decision came within it, its kill after it)
-// that lacks the pod, or whose working set of it is below half the read before (a kill takes all of a
-// pod's memory at once; a pod's own swings are slower than one read interval). It returns that time
-// and how many of the pod's reads (reads, ascending) came before it; ok is false when the reads show no
-// release (the recording ended first, or the pod was never read).
+// releaseWindow is how long before its recorded time an eviction's release may show in the local reads.
+// The kubelet's eviction time is the start of its decision's second (DisruptionTarget); the agent's is
+// its ledger's, written after the Eviction API answered, by when the kubelet may have killed the pod
+// already (the soak's stress pods exit on SIGTERM within tens of milliseconds), and a local sample is
+// stamped when its read starts, before it reaches the pod's cgroup (soak episode 0 of seed 20261205:
+// the read stamped 15.151 lost hog-1, whose eviction the API server received at 15.160 and the ledger
+// dates 15.212).
+const releaseWindow = time.Second
+
+// localRelease finds where the local reads s show an evicted pod's memory leave: the first sample from
+// releaseWindow before ended on that lacks the pod, or whose working set of it is below half the read
+// before (a kill takes all of a pod's memory at once; a pod's own swings are slower than one read
+// interval). It returns that time and how many of the pod's reads (reads, ascending) came before it; ok
+// is false when the reads show no release (the recording ended first, or the pod was never read).
 func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Time) (time.Time, int, bool) {
 	if len(reads) == 0 {
 		return time.Time{}, 0, false
 	}
+	from := ended.Add(-releaseWindow)
 	n := 0 // reads before the sample looked at
 	var prev int64 = -1
 	for _, x := range s {
 		ps, ok := x.Pods[uid]
-		if x.At.Before(ended) {
+		if x.At.Before(from) {
 			if ok {
 				n, prev = n+1, workingSet(ps)
 			}
