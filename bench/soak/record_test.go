@@ -71,9 +71,18 @@ func (c *soakCluster) predictAgent(ctx context.Context, dir string) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	var s simulation
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
+	pods, err := agentEvictions([]byte(out))
+	if err != nil {
 		return nil, fmt.Errorf("simulate %s -o json: %w", dir, err)
+	}
+	return pods, nil
+}
+
+// agentEvictions returns the pods simulate's JSON has pressure-agent evict in its agent run.
+func agentEvictions(out []byte) ([]string, error) {
+	var s simulation
+	if err := json.Unmarshal(out, &s); err != nil {
+		return nil, err
 	}
 	var pods []string
 	for _, r := range s.Runs {

@@ -1,0 +1,135 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kube-pressure/pressure/internal/cli"
+)
+
+// TestRejudge judges invariant 2 again, with this tree's simulate, on the failing episodes a run kept
+// (SOAK_REJUDGE=dir, the run's SOAK_OUT): for each episode-N with a result.json and a recording, the
+// agent's evictions of the run (result.json) against what simulate on the recording has pressure-agent
+// evict now. It prints a table and writes dir/rejudge.md. After a fix of the simulator, this is the
+// rerun of a kept episode's invariant 2 without the node.
+func TestRejudge(t *testing.T) {
+	dir := os.Getenv("SOAK_REJUDGE")
+	if dir == "" {
+		t.Skip("SOAK_REJUDGE is not set: it names a soak run's output directory whose kept episodes to judge again")
+	}
+	eps, err := filepath.Glob(filepath.Join(dir, "episode-*", "result.json"))
+	if err != nil || len(eps) == 0 {
+		t.Fatalf("no episode-*/result.json under %s (err %v)", dir, err)
+	}
+	sort.Strings(eps)
+	var b strings.Builder
+	b.WriteString("| episode | fault | agent evicted | simulate predicts now | invariant 2 now |\n|---|---|---|---|---|\n")
+	for _, path := range eps {
+		var r result
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		rec := filepath.Join(filepath.Dir(path), "recording")
+		if _, err := os.Stat(rec); err != nil {
+			t.Logf("%s: no recording, not judged", path)
+			continue
+		}
+		r.Evictions = withLoggedDeletes(r.Evictions, filepath.Join(filepath.Dir(path), "logs"), r.Plan.Namespace())
+		predicted, err := simulateAgent(context.Background(), rec)
+		if err != nil {
+			t.Errorf("%s: %v", rec, err)
+			continue
+		}
+		verdict := "judged: agree"
+		if r.Plan.Fault != nil {
+			verdict = "not judged (a fault)"
+		} else if v := SimulateAgrees(r.Evictions, predicted, false); len(v) > 0 {
+			verdict = "**violated**: " + v[0].Message
+			t.Errorf("episode %d: %s", r.Plan.Episode, v[0].Message)
+		}
+		fault := "-"
+		if r.Plan.Fault != nil {
+			fault = string(r.Plan.Fault.Kind)
+		}
+		var real []string
+		for _, e := range r.Evictions {
+			if e.By == "agent" {
+				real = append(real, e.Pod)
+			}
+		}
+		short := make([]string, len(predicted))
+		for i, p := range predicted {
+			short[i] = p[strings.LastIndex(p, "/")+1:]
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", r.Plan.Episode, fault, strings.Join(real, ", "), strings.Join(short, ", "), verdict)
+	}
+	t.Logf("invariant 2 judged again:\n%s", b.String())
+	if err := os.WriteFile(filepath.Join(dir, "rejudge.md"), []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// simulateAgent is predictAgent without a cluster: `kubectl pressure simulate dir -o json` in process.
+func simulateAgent(ctx context.Context, dir string) ([]string, error) {
+	var stdout, stderr bytes.Buffer
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
+	if err := cli.Run(ctx, streams, []string{"simulate", dir, "-o", "json"}); err != nil {
+		return nil, fmt.Errorf("kubectl pressure simulate %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return agentEvictions(stdout.Bytes())
+}
+
+// withLoggedDeletes adds to evs the agent's DELETEs of pods of namespace ns its kept container logs
+// (logsDir, which span earlier episodes too) show ("evict" or "eviction fallback" with rung delete and
+// outcome evicted) that evs lacks: runs before the driver counted them from the audit log (2026-12-05
+// 07:18) have them only there.
+func withLoggedDeletes(evs []Eviction, logsDir, ns string) []Eviction {
+	have := map[string]bool{}
+	for _, e := range evs {
+		have[e.Namespace+"/"+e.Pod] = true
+	}
+	files, _ := filepath.Glob(filepath.Join(logsDir, "*_pressure-agent-*", "agent", "*.log"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			_, js, ok := strings.Cut(line, " F ")
+			if !ok {
+				continue
+			}
+			var l struct {
+				Time    time.Time `json:"time"`
+				Msg     string    `json:"msg"`
+				Pod     string    `json:"pod"`
+				Rung    string    `json:"rung"`
+				Outcome string    `json:"outcome"`
+			}
+			if json.Unmarshal([]byte(js), &l) != nil || (l.Msg != "evict" && l.Msg != "eviction fallback") || l.Rung != "delete" || l.Outcome != "evicted" || have[l.Pod] {
+				continue
+			}
+			podNS, pod, _ := strings.Cut(l.Pod, "/")
+			if podNS != ns {
+				continue
+			}
+			have[l.Pod] = true
+			evs = append(evs, Eviction{Namespace: ns, Pod: pod, At: l.Time, By: "agent", Rung: "delete"})
+		}
+	}
+	return evs
+}
