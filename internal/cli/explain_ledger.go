@@ -32,7 +32,7 @@ func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p policy.LoopConfig)
 			return ""
 		}
 		before := l.Avoidance(o)
-		a, loop, isLoop := l.Foresee(policy.HistoryEntry{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Owner: o,
+		a, loop, isLoop := l.AvoidanceAfter(policy.HistoryEntry{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Owner: o,
 			At: at, Created: pod.CreationTimestamp.Time})
 		return avoidanceWords(o, before, a, loop, isLoop, at)
 	}

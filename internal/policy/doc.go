@@ -76,7 +76,7 @@
 // evictions there) and starts the owner's avoidance of the node (Cooldown; LoopCooldown after a loop);
 // AvoidBefore is the avoidance the ladder publishes before it evicts, Restore takes it back; Avoid keeps
 // at most MaxEntries avoidances (those that end first go); Prune forgets ended avoidances and entries out
-// of the window that are not in flight; Foresee is what an eviction would do, for explain. Only an
+// of the window that are not in flight; AvoidanceAfter is what an eviction would do to its owner's avoidance, for explain. Only an
 // Avoidable Workload is avoided. LedgerOf is the History's entries as NewInput reads them.
 // internal/loopbreaker stores a History (the Node annotation, the avoidance ConfigMap) and decides
 // nothing.

@@ -223,10 +223,10 @@ func (h *History) Merge(other *History) {
 	}
 }
 
-// Foresee returns what carrying out the eviction e would do to its owner's avoidance of the node, by
+// AvoidanceAfter returns what carrying out the eviction e would do to its owner's avoidance of the node, by
 // the same rules as the ladder (AvoidBefore the eviction, Record after it): the avoidance then in force
 // (zero for an owner that is not Avoidable), and the loop when e closes one. h is not changed.
-func (h *History) Foresee(e HistoryEntry) (Avoidance, EvictionLoop, bool) {
+func (h *History) AvoidanceAfter(e HistoryEntry) (Avoidance, EvictionLoop, bool) {
 	c := &History{cfg: h.cfg, entries: h.Entries(), avoid: append([]Avoidance(nil), h.avoid...)}
 	c.AvoidBefore(e.Owner, e.At)
 	loop, ok := c.Record(e)

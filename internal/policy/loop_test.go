@@ -147,7 +147,7 @@ func uids(es []HistoryEntry) []string {
 	return out
 }
 
-func TestForeseeSaysWhatAnEvictionWouldDoWithoutChangingTheHistory(t *testing.T) {
+func TestAvoidanceAfterSaysWhatAnEvictionWouldDoWithoutChangingTheHistory(t *testing.T) {
 	h := NewHistory(LoopConfig{Window: 10 * time.Minute, Cooldown: 5 * time.Minute, LoopCooldown: 30 * time.Minute})
 	h.Record(entryAt("old", deploy, lt0))
 	entries, avoid := h.Stored()
@@ -165,9 +165,9 @@ func TestForeseeSaysWhatAnEvictionWouldDoWithoutChangingTheHistory(t *testing.T)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, _, ok := h.Foresee(tc.e)
+			a, _, ok := h.AvoidanceAfter(tc.e)
 			if ok != tc.wantLoop || !a.Until.Equal(tc.wantUntil) {
-				t.Errorf("Foresee: loop %v, avoidance until %s; want loop %v until %s", ok, a.Until, tc.wantLoop, tc.wantUntil)
+				t.Errorf("AvoidanceAfter: loop %v, avoidance until %s; want loop %v until %s", ok, a.Until, tc.wantLoop, tc.wantUntil)
 			}
 			gotEntries, gotAvoid := h.Stored()
 			if diff := cmp.Diff(gotEntries, entries); diff != "" {
