@@ -11,7 +11,7 @@ import (
 )
 
 // foreseeAvoidance returns explain's foresight of what evicting a pod of the node does to its
-// workload's avoidance of the node, by the agent's own ledger rules (policy.History.Foresee on the
+// workload's avoidance of the node, by the agent's own ledger rules (policy.History.AvoidanceAfter on the
 // node's ledger annotation); nil when the annotation cannot be read.
 func foreseeAvoidance(node *corev1.Node, pods []corev1.Pod, p policy.LoopConfig) func(uid string, at time.Time) string {
 	l, err := nodeLedger(node, p)

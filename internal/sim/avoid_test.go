@@ -120,7 +120,7 @@ func withPDB(p ModelPod) ModelPod {
 
 // TestTheSimulatedAvoidanceIsWhatTheLaddersRuleForesees holds the simulator to the agent's ladder: for
 // each eviction the simulated agent carried out, the avoidance (and the loop) it shows is what
-// policy.History.Foresee, the ladder's rule that explain shows, gives for the same eviction on the
+// policy.History.AvoidanceAfter, the ladder's rule that explain shows, gives for the same eviction on the
 // history of the evictions recorded before it.
 func TestTheSimulatedAvoidanceIsWhatTheLaddersRuleForesees(t *testing.T) {
 	pods := []ModelPod{owned(leaker("web-1", 0), "Deployment", "web"), owned(leaker("web-2", 70*time.Second), "Deployment", "web"),
@@ -139,7 +139,7 @@ func TestTheSimulatedAvoidanceIsWhatTheLaddersRuleForesees(t *testing.T) {
 		p := byUID[e.Eviction.UID]
 		entry := policy.HistoryEntry{UID: p.Candidate.UID, Namespace: p.Candidate.Namespace, Name: p.Candidate.Name,
 			Owner: podWorkload(p.Candidate), Signal: e.Eviction.Signal, At: e.At, Created: m.Start.Add(p.Start)}
-		av, loop, isLoop := recorded.Foresee(entry)
+		av, loop, isLoop := recorded.AvoidanceAfter(entry)
 		var want *AvoidanceInfo
 		if !av.Until.IsZero() {
 			want = &AvoidanceInfo{Owner: av.Owner.String(), Until: av.Until, UntilOffset: Duration(av.Until.Sub(m.Start))}
