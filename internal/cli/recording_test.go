@@ -67,35 +67,8 @@ func TestSimulatePredictsTheKubeletsEvictionsOfTheCheckedInRecordings(t *testing
 	for _, name := range recordings {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
-			data, err := os.ReadFile(filepath.Join(dir, "kubelet-evictions.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var real []realEviction
-			if err := json.Unmarshal(data, &real); err != nil {
-				t.Fatal(err)
-			}
-			out, err := runCLI(t, "simulate", dir, "-o", "json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res struct {
-				Runs []struct {
-					Name   string
-					Events []struct {
-						At       time.Time
-						Kind     string
-						Eviction *struct{ Pod string }
-					}
-				}
-				Recorded []struct {
-					Pod string
-					At  time.Time
-				}
-			}
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
-			}
+			res := simulateRecording(t, dir, "kubelet-evictions.json", &real)
 			ns := strings.Split(real[0].Pod, "/")[0]
 			var predicted []string
 			var at []time.Time
@@ -179,40 +152,12 @@ func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
 	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35"} {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
-			data, err := os.ReadFile(filepath.Join(dir, "agent-evictions.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var real []struct {
 				Pod  string
 				At   time.Time
 				Rung string
 			}
-			if err := json.Unmarshal(data, &real); err != nil {
-				t.Fatal(err)
-			}
-			out, err := runCLI(t, "simulate", dir, "-o", "json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res struct {
-				Runs []struct {
-					Name   string
-					Events []struct {
-						Actor    string
-						Kind     string
-						Eviction *struct{ Pod string }
-					}
-				}
-				Recorded []struct {
-					Pod string
-					At  time.Time
-					By  string
-				}
-			}
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
-			}
+			res := simulateRecording(t, dir, "agent-evictions.json", &real)
 			var predicted []string
 			for _, r := range res.Runs {
 				for _, e := range r.Events {
@@ -251,4 +196,44 @@ func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", "simulate", "golden", "recording-"+name+".txt"), strings.ReplaceAll(text, dir, "DIR"))
 		})
 	}
+}
+
+// simulatedRecording is the part of `simulate -o json` these tests read.
+type simulatedRecording struct {
+	Runs []struct {
+		Name   string
+		Events []struct {
+			At       time.Time
+			Actor    string
+			Kind     string
+			Eviction *struct{ Pod string }
+		}
+	}
+	Recorded []struct {
+		Pod string
+		At  time.Time
+		By  string
+	}
+}
+
+// simulateRecording reads the real evictions of the recording dir (its file name, JSON) into real and
+// returns what `simulate dir -o json` says.
+func simulateRecording(t *testing.T, dir, name string, real any) simulatedRecording {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, real); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "simulate", dir, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res simulatedRecording
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
