@@ -145,7 +145,11 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	out = append(out, PDBKept(pdb, r.Evictions)...)
 	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
 	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL)...)
-	out = append(out, SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), taintHysteresis)...)
+	var fault FaultKind
+	if r.Plan.Fault != nil && r.FaultErr == "" {
+		fault = r.Plan.Fault.Kind
+	}
+	out = append(out, SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), r.ProbeTaints, taintHysteresis, fault)...)
 	return out
 }
 

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -246,23 +247,75 @@ func WhyAgrees(evs []Eviction, verdicts map[string]string) []Violation {
 	return out
 }
 
-// SchedulesAgain is invariant 6: once the episode's node was calm, an unrelated pod created then ran
-// within the loop breaker's taint hysteresis (the chart's default loopBreaker.taintHysteresis, 10 s)
-// plus 20 s for the agent's sync, the scheduler and the container's start. took < 0 means it never
-// ran within the wait; a capped episode (not calm) is not judged.
-func SchedulesAgain(calm bool, took, hysteresis time.Duration) []Violation {
+// SchedulesAgain is invariant 6: once the episode's node was calm, the loop breaker keeps its promise,
+// its taint hysteresis (the chart's default loopBreaker.taintHysteresis, 10 s) plus 20 s for the agent's
+// sync, the scheduler and the container's start:
+//   - no taint of the agent's (pressure.kube-pressure.io/...) is on the node past the promise;
+//   - an unrelated pod created at calm runs within it (took; < 0: it never ran within the wait), unless
+//     the episode's fault restarted a component the pod's start depends on (the API server, the kubelet,
+//     containerd) and no NoSchedule or NoExecute taint at all held the node past the promise: then the
+//     delay is that component's recovery (after the test API server's restart the scheduler's watches
+//     are refused until its authorizer is ready, and back off: soak episode 23 of seed 20261205 ran its
+//     probe 50 s after calm with no taint seen), not the loop breaker's.
+//
+// taints are the node's taints seen while the probe waited, as taintsSeen lists them ("key:effect (seen
+// 1s to 30s)"). A capped episode (not calm) is not judged.
+func SchedulesAgain(calm bool, took time.Duration, taints []string, hysteresis time.Duration, fault FaultKind) []Violation {
 	if !calm {
 		return nil
 	}
 	promise := hysteresis + 20*time.Second
-	if took < 0 || took > promise {
-		what := "did not run"
-		if took >= 0 {
-			what = "ran after " + took.Round(time.Millisecond).String()
+	ours, any := time.Duration(-1), time.Duration(-1)
+	for _, s := range taints {
+		key, last, ok := parseTaintSeen(s)
+		if !ok {
+			continue
 		}
-		return []Violation{{InvSchedulesAgain, fmt.Sprintf("the probe pod %s, want within %s", what, promise)}}
+		if strings.HasPrefix(key, agentTaintPrefix) {
+			ours = max(ours, last)
+		}
+		any = max(any, last)
 	}
-	return nil
+	if ours > promise {
+		return []Violation{{InvSchedulesAgain, fmt.Sprintf("the agent's taint was on the node %s after calm, past the promise %s (taints seen: %s)",
+			ours, promise, strings.Join(taints, ", "))}}
+	}
+	if took >= 0 && took <= promise {
+		return nil
+	}
+	if restartsAComponent(fault) && any <= promise {
+		return nil
+	}
+	what := "did not run"
+	if took >= 0 {
+		what = "ran after " + took.Round(time.Millisecond).String()
+	}
+	return []Violation{{InvSchedulesAgain, fmt.Sprintf("the probe pod %s, want within %s (taints seen: %s)", what, promise, strings.Join(taints, ", "))}}
+}
+
+// agentTaintPrefix starts the keys of the agent's taints (loopbreaker.TaintKey).
+const agentTaintPrefix = "pressure.kube-pressure.io/"
+
+// restartsAComponent reports whether the fault stops or restarts a component an unrelated pod's start
+// depends on (the API server, the kubelet, containerd).
+func restartsAComponent(f FaultKind) bool {
+	return f == FaultAPIServerStop || f == FaultKubeletRestart || f == FaultContainerdRestart
+}
+
+// taintSeen matches one entry of taintsSeen.list: "key:effect (seen 1s to 30s)".
+var taintSeen = regexp.MustCompile(`^(\S+):\S+ \(seen \S+ to (\S+)\)$`)
+
+// parseTaintSeen returns the taint's key and when it was last seen.
+func parseTaintSeen(s string) (string, time.Duration, bool) {
+	m := taintSeen.FindStringSubmatch(s)
+	if m == nil {
+		return "", 0, false
+	}
+	last, err := time.ParseDuration(m[2])
+	if err != nil {
+		return "", 0, false
+	}
+	return m[1], last, true
 }
 
 // SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests and

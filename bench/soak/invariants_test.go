@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
@@ -187,21 +189,40 @@ func TestWhyAgrees(t *testing.T) {
 }
 
 func TestSchedulesAgain(t *testing.T) {
+	ours := "pressure.kube-pressure.io/evicting:NoSchedule (seen 0s to 8s)"
+	oursLong := "pressure.kube-pressure.io/evicting:NoSchedule (seen 0s to 49s)"
+	kubelets := "node.kubernetes.io/memory-pressure:NoSchedule (seen 0s to 45s)"
 	for _, tc := range []struct {
-		name string
-		calm bool
-		took time.Duration
-		want int
+		name   string
+		calm   bool
+		took   time.Duration
+		taints []string
+		fault  FaultKind
+		want   int
 	}{
-		{"a probe running soon after calm keeps the promise", true, 3 * time.Second, 0},
-		{"a probe running just within the promise keeps it", true, 30 * time.Second, 0},
-		{"a probe running late is a violation", true, 31 * time.Second, 1},
-		{"a probe never running is a violation", true, -1, 1},
-		{"a capped episode is not judged", false, -1, 0},
+		{"a probe running soon after calm keeps the promise", true, 3 * time.Second, nil, "", 0},
+		{"a probe running just within the promise keeps it", true, 30 * time.Second, []string{ours}, "", 0},
+		{"a probe running late is a violation", true, 31 * time.Second, nil, "", 1},
+		{"a probe never running is a violation", true, -1, nil, "", 1},
+		{"a capped episode is not judged", false, -1, nil, "", 0},
+		{"the agent's taint past the promise is a violation, whatever the fault", true, 50 * time.Second, []string{oursLong}, FaultAPIServerStop, 1},
+		{"a late probe after the API server's restart with no taint seen is its recovery", true, 50 * time.Second, nil, FaultAPIServerStop, 0},
+		{"a late probe after a kubelet restart with no taint past the promise is its recovery", true, 50 * time.Second, []string{ours}, FaultKubeletRestart, 0},
+		{"a late probe after a containerd restart with no taint seen is its recovery", true, -1, nil, FaultContainerdRestart, 0},
+		{"a late probe after a restart, held by the kubelet's taint, is a violation", true, 50 * time.Second, []string{kubelets}, FaultAPIServerStop, 1},
+		{"a late probe after the agent was killed is a violation", true, 50 * time.Second, nil, FaultAgentSIGKILL, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantViolations(t, SchedulesAgain(tc.calm, tc.took, 10*time.Second), tc.want, InvSchedulesAgain)
+			wantViolations(t, SchedulesAgain(tc.calm, tc.took, tc.taints, 10*time.Second, tc.fault), tc.want, InvSchedulesAgain)
 		})
+	}
+	if key, last, ok := parseTaintSeen(oursLong); !ok || key != "pressure.kube-pressure.io/evicting" || last != 49*time.Second {
+		t.Errorf("parseTaintSeen(%q) = %q, %s, %t", oursLong, key, last, ok)
+	}
+	s := taintsSeen{}
+	s.add([]corev1.Taint{{Key: "pressure.kube-pressure.io/evicting", Effect: corev1.TaintEffectNoSchedule}}, 1500*time.Millisecond)
+	if _, last, ok := parseTaintSeen(s.list()[0]); !ok || last != 2*time.Second {
+		t.Errorf("parseTaintSeen does not read taintsSeen.list's %q: %s, %t", s.list()[0], last, ok)
 	}
 }
 

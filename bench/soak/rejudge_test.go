@@ -17,11 +17,12 @@ import (
 	"github.com/kube-pressure/pressure/internal/cli"
 )
 
-// TestRejudge judges invariant 2 again, with this tree's simulate, on the failing episodes a run kept
-// (SOAK_REJUDGE=dir, the run's SOAK_OUT): for each episode-N with a result.json and a recording, the
-// agent's evictions of the run (result.json) against what simulate on the recording has pressure-agent
-// evict now. It prints a table and writes dir/rejudge.md. After a fix of the simulator, this is the
-// rerun of a kept episode's invariant 2 without the node.
+// TestRejudge judges invariants 2 and 6 again, with this tree's simulate and checks, on the failing
+// episodes a run kept (SOAK_REJUDGE=dir, the run's SOAK_OUT): for each episode-N with a result.json and
+// a recording, the agent's evictions of the run (result.json) against what simulate on the recording has
+// pressure-agent evict now, and the probe's time and taints (result.json) against SchedulesAgain now. It
+// prints a table and writes dir/rejudge.md. After a fix of the simulator or of a check, this is the
+// rerun of a kept episode's judgement without the node.
 func TestRejudge(t *testing.T) {
 	dir := os.Getenv("SOAK_REJUDGE")
 	if dir == "" {
@@ -33,7 +34,7 @@ func TestRejudge(t *testing.T) {
 	}
 	sort.Strings(eps)
 	var b strings.Builder
-	b.WriteString("| episode | fault | agent evicted | simulate predicts now | invariant 2 now |\n|---|---|---|---|---|\n")
+	b.WriteString("| episode | fault | agent evicted | simulate predicts now | invariant 2 now | invariant 6 now |\n|---|---|---|---|---|---|\n")
 	for _, path := range eps {
 		var r result
 		data, err := os.ReadFile(path)
@@ -61,9 +62,17 @@ func TestRejudge(t *testing.T) {
 			verdict = "**violated**: " + v[0].Message
 			t.Errorf("episode %d: %s", r.Plan.Episode, v[0].Message)
 		}
-		fault := "-"
+		fault, kind := "-", FaultKind("")
 		if r.Plan.Fault != nil {
 			fault = string(r.Plan.Fault.Kind)
+			if r.FaultErr == "" {
+				kind = r.Plan.Fault.Kind
+			}
+		}
+		six := "agree"
+		if v := SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), r.ProbeTaints, taintHysteresis, kind); len(v) > 0 {
+			six = "**violated**: " + v[0].Message
+			t.Errorf("episode %d: %s", r.Plan.Episode, v[0].Message)
 		}
 		var real []string
 		for _, e := range r.Evictions {
@@ -75,7 +84,7 @@ func TestRejudge(t *testing.T) {
 		for i, p := range predicted {
 			short[i] = p[strings.LastIndex(p, "/")+1:]
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", r.Plan.Episode, fault, strings.Join(real, ", "), strings.Join(short, ", "), verdict)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", r.Plan.Episode, fault, strings.Join(real, ", "), strings.Join(short, ", "), verdict, six)
 	}
 	t.Logf("invariant 2 judged again:\n%s", b.String())
 	if err := os.WriteFile(filepath.Join(dir, "rejudge.md"), []byte(b.String()), 0o644); err != nil {
