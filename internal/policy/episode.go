@@ -54,9 +54,22 @@ func (st *State) track(now time.Time, snap signal.Snapshot, cfg threshold.Config
 }
 
 // rawPressure returns the signals under pressure, each with the threshold that puts it there: the first
-// (by ID) met plainly, else, for a signal already under pressure, the first met with its minimum
-// reclaim.
+// (by ID) met plainly, else, for a signal already under pressure that the decision core still acts on
+// (a threshold of it among the last step's ThresholdsMet), the first met with its minimum reclaim.
+//
+// The core decides on the credited snapshot (an in-flight pod's usage counted as free), so a credit can
+// resolve the minimum-reclaim band there while the raw signal is still inside it; once the pod is gone
+// the core, like the kubelet, does not enter the band again, and evicts nothing. Judged on the raw
+// signal alone, the pressure (and the evicting taint, and the node events) would then outlast every
+// eviction for as long as the signal sat in the band: 100 s in soak episode 50 of seed 20261205, which
+// kept unrelated pods off the node (internal/policy/testdata/band-credit.txt).
 func (st *State) rawPressure(snap signal.Snapshot, cfg threshold.Config) map[signal.Signal]decision.ThresholdID {
+	acting := map[signal.Signal]bool{}
+	for _, id := range st.decision.ThresholdsMet {
+		if int(id) >= 0 && int(id) < len(cfg.Thresholds) {
+			acting[cfg.Thresholds[id].Signal] = true
+		}
+	}
 	plain := map[signal.Signal]decision.ThresholdID{}
 	reclaim := map[signal.Signal]decision.ThresholdID{}
 	for i, t := range cfg.Thresholds {
@@ -68,7 +81,7 @@ func (st *State) rawPressure(snap signal.Snapshot, cfg threshold.Config) map[sig
 		if _, seen := plain[t.Signal]; !seen && threshold.Met(t, o, false) {
 			plain[t.Signal] = id
 		}
-		if _, seen := reclaim[t.Signal]; !seen && st.pressure[t.Signal] && threshold.Met(t, o, true) {
+		if _, seen := reclaim[t.Signal]; !seen && st.pressure[t.Signal] && acting[t.Signal] && threshold.Met(t, o, true) {
 			reclaim[t.Signal] = id
 		}
 	}
