@@ -180,7 +180,7 @@ func (r *report) markdown(series []Series, ledger []LedgerSample, restarts map[s
 		case InvEvidence:
 			checked = fmt.Sprintf("once, %d collected shells", collected)
 		case InvFlat:
-			checked = fmt.Sprintf("once, %d series (no verdict: %d with under %d samples in their second half)", len(series), len(Verdictless(series)), minFlatPoints)
+			checked = fmt.Sprintf("once, %d series (no verdict: %d with under %d samples or %s in their second half)", len(series), len(Verdictless(series)), minFlatPoints, minFlatSpan)
 		case InvLedgerBounded:
 			checked = fmt.Sprintf("once, %d samples (at most %d entries, oldest allowed %s)", len(ledger), maxEntries(ledger), LedgerMaxAge(ledgerSlack))
 		case InvNoRestarts:

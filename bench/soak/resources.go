@@ -26,13 +26,24 @@ type Series struct {
 	PlotOnly bool `json:"plotOnly,omitempty"`
 }
 
-// minFlatPoints is how many samples the second half needs for a verdict.
-const minFlatPoints = 6
+// minFlatPoints is how many samples the second half needs for a verdict, and minFlatSpan how long it must
+// last: a leak shows over minutes and hours, while a process's own warm-up (its first caches and GC
+// cycles) rises for a minute or two, which is all the second half of a short run (the 3 episodes of
+// make test) holds.
+const (
+	minFlatPoints = 6
+	minFlatSpan   = 5 * time.Minute
+)
+
+// judged reports whether a second half is long enough for a verdict.
+func judged(half []Point) bool {
+	return len(half) >= minFlatPoints && half[len(half)-1].At.Sub(half[0].At) >= minFlatSpan
+}
 
 // Flat is invariant 7's first part: over the second half of each series (its samples after the
 // midpoint of its first and last), the least-squares line must not rise by more than max(Floor, 10 %
-// of the half's median). A series with fewer than minFlatPoints samples in its second half gives no
-// verdict (the report says which, see Verdictless).
+// of the half's median). A series whose second half has fewer than minFlatPoints samples or lasts less
+// than minFlatSpan gives no verdict (the report says which, see Verdictless).
 func Flat(series []Series) []Violation {
 	var out []Violation
 	for _, s := range series {
@@ -40,7 +51,7 @@ func Flat(series []Series) []Violation {
 			continue
 		}
 		half := secondHalf(s.Points)
-		if len(half) < minFlatPoints {
+		if !judged(half) {
 			continue
 		}
 		rise := slope(half) * half[len(half)-1].At.Sub(half[0].At).Seconds()
@@ -53,12 +64,12 @@ func Flat(series []Series) []Violation {
 	return out
 }
 
-// Verdictless names the series Flat gives no verdict on: too few samples in their second half (after
-// PlotOnly series aside).
+// Verdictless names the series Flat gives no verdict on: too few samples in their second half, or too
+// short a one (PlotOnly series aside).
 func Verdictless(series []Series) []string {
 	var out []string
 	for _, s := range series {
-		if !s.PlotOnly && len(secondHalf(s.Points)) < minFlatPoints {
+		if !s.PlotOnly && !judged(secondHalf(s.Points)) {
 			out = append(out, s.Name)
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// series is n samples 10 s apart from f(i).
+// series is n samples 40 s apart from f(i).
 func series(name string, n int, floor float64, f func(i int) float64) Series {
 	s := Series{Name: name, Floor: floor}
 	for i := range n {
-		s.Points = append(s.Points, Point{At: at(10 * i), V: f(i)})
+		s.Points = append(s.Points, Point{At: at(40 * i), V: f(i)})
 	}
 	return s
 }
@@ -27,6 +27,11 @@ func TestFlat(t *testing.T) {
 		{"a steady leak over the second half is a violation", series("rss", 20, 8*mi, func(i int) float64 { return 30*mi + float64(i)*2*mi }), 1},
 		{"a goroutine leak is a violation", series("goroutines", 20, 5, func(i int) float64 { return 40 + float64(i) }), 1},
 		{"a plot-only series is not judged", plotOnly(series("ledger bytes", 40, 1024, func(i int) float64 { return float64(i) * 200 })), 0},
+		{"a rise over a second half shorter than minFlatSpan gives no verdict (a short run's warm-up)",
+			func() Series {
+				s := series("rss", 20, 8*mi, func(i int) float64 { return float64(i) * 4 * mi })
+				return spaced(s, 10)
+			}(), 0},
 		{"too few samples give no verdict", series("rss", 6, 8*mi, func(i int) float64 { return float64(i) * 100 * mi }), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantViolations(t, Flat([]Series{tc.s}), tc.want, InvFlat) })
@@ -35,6 +40,14 @@ func TestFlat(t *testing.T) {
 		plotOnly(series("plot", 6, 1, func(int) float64 { return 0 }))}); fmt.Sprint(got) != "[short]" {
 		t.Errorf("Verdictless = %v, want [short]", got)
 	}
+}
+
+// spaced returns s with its samples sec seconds apart.
+func spaced(s Series, sec int) Series {
+	for i := range s.Points {
+		s.Points[i].At = at(sec * i)
+	}
+	return s
 }
 
 func plotOnly(s Series) Series {
