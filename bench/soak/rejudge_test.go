@@ -86,7 +86,8 @@ func TestRejudge(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", r.Plan.Episode, fault, strings.Join(real, ", "), strings.Join(short, ", "), verdict, six)
 	}
-	t.Logf("invariant 2 judged again:\n%s", b.String())
+	b.WriteString(rejudgeResources(t, dir))
+	t.Logf("invariants judged again:\n%s", b.String())
 	if err := os.WriteFile(filepath.Join(dir, "rejudge.md"), []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
@@ -141,4 +142,35 @@ func withLoggedDeletes(evs []Eviction, logsDir, ns string) []Eviction {
 		}
 	}
 	return evs
+}
+
+// rejudgeResources judges invariant 7's Flat and LedgerBounded again on the run's resources.json and
+// ledger.json, when the run wrote them (at its end), and returns a line for each.
+func rejudgeResources(t *testing.T, dir string) string {
+	var b strings.Builder
+	var series []Series
+	if data, err := os.ReadFile(filepath.Join(dir, "resources.json")); err == nil {
+		if err := json.Unmarshal(data, &series); err != nil {
+			t.Fatalf("resources.json: %v", err)
+		}
+		v := Flat(series)
+		fmt.Fprintf(&b, "\ninvariant 7 Flat now: %d series, %d without a verdict, %d violations\n", len(series), len(Verdictless(series)), len(v))
+		for _, x := range v {
+			fmt.Fprintf(&b, "- %s\n", x.Message)
+			t.Errorf("%s", x)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "ledger.json")); err == nil {
+		var ls []LedgerSample
+		if err := json.Unmarshal(data, &ls); err != nil {
+			t.Fatalf("ledger.json: %v", err)
+		}
+		v := LedgerBounded(ls, LedgerMaxAge(ledgerSlack), ledgerSlack)
+		fmt.Fprintf(&b, "\ninvariant 7 LedgerBounded now: %d samples, at most %d entries, %d violations\n", len(ls), maxEntries(ls), len(v))
+		for _, x := range v {
+			fmt.Fprintf(&b, "- %s\n", x.Message)
+			t.Errorf("%s", x)
+		}
+	}
+	return b.String()
 }
