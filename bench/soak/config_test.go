@@ -1,7 +1,9 @@
 package soak
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +43,32 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Errorf("configFromEnv() = %+v", c)
 			}
 		})
+	}
+}
+
+// TestRerunReproducesTheEpisodesDraw: the printed rerun command, read back as the environment make soak
+// gives TestSoak, draws the same plan for the episode (the fault depends on the chance and the kinds).
+func TestRerunReproducesTheEpisodesDraw(t *testing.T) {
+	run := config{seed: 20261205, draw: DrawConfig{Faults: []FaultKind{FaultAPIServerStop, FaultAgentSIGKILL}, FaultEpisode: -1,
+		FaultChance: 0.6, FaultWithin: 40 * time.Second}}
+	cmd := run.rerun(50)
+	env := map[string]string{}
+	for _, f := range strings.Fields(cmd)[2:] {
+		k, v, _ := strings.Cut(f, "=")
+		env["SOAK_"+k] = v
+	}
+	for _, k := range []string{"SOAK_EPISODES", "SOAK_SEED", "SOAK_FIRST", "SOAK_FAULTS", "SOAK_FAULT_CHANCE", "SOAK_FAULT_EPISODE", "SOAK_CAP", "SOAK_OUT"} {
+		t.Setenv(k, env[k])
+	}
+	again, err := configFromEnv()
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	again.draw.FaultWithin = run.draw.FaultWithin
+	if a, b := Draw(run.seed, 50, run.draw), Draw(again.seed, again.first, again.draw); !reflect.DeepEqual(a, b) {
+		t.Errorf("%s draws\n%+v\nwant\n%+v", cmd, b, a)
+	}
+	if again.first != 50 || again.episodes != 1 {
+		t.Errorf("%s: first %d, episodes %d", cmd, again.first, again.episodes)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -128,5 +129,15 @@ func TestSoak(t *testing.T) {
 
 // rerun is the command that reruns episode e of the run alone.
 func (c config) rerun(e int) string {
-	return fmt.Sprintf("make soak SEED=%d FIRST=%d EPISODES=1 FAULT_EPISODE=%d", c.seed, e, c.draw.FaultEpisode)
+	faults := "none"
+	if len(c.draw.Faults) > 0 {
+		kinds := make([]string, len(c.draw.Faults))
+		for i, k := range c.draw.Faults {
+			kinds[i] = string(k)
+		}
+		faults = strings.Join(kinds, ",")
+	}
+	// The fault of an episode is drawn from the kinds and the chance: both are part of the command.
+	return fmt.Sprintf("make soak SEED=%d FIRST=%d EPISODES=1 FAULT_EPISODE=%d FAULT_CHANCE=%g FAULTS=%s", c.seed, e,
+		c.draw.FaultEpisode, c.draw.FaultChance, faults)
 }
