@@ -33,6 +33,8 @@ const (
 	releaseNS  = "pressure-system"
 	release    = "pressure"
 	janitorTTL = 10 * time.Minute
+	// janitorKeepPerOwner is the chart's default janitor.config.keepPerOwner.
+	janitorKeepPerOwner = 1
 	// taintHysteresis is the chart's default agent.config loopBreaker.taintHysteresis.
 	taintHysteresis = 10 * time.Second
 	janitorReplicas = 2

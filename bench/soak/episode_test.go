@@ -144,7 +144,7 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 	out = append(out, NoPodEvictedTwice(r.Evictions)...)
 	out = append(out, PDBKept(pdb, r.Evictions)...)
 	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
-	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL)...)
+	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL, janitorKeepPerOwner)...)
 	var fault FaultKind
 	if r.Plan.Fault != nil && r.FaultErr == "" {
 		fault = r.Plan.Fault.Kind
@@ -282,7 +282,11 @@ func (c *soakCluster) observe(ctx context.Context, r *result, mark float64, oomB
 		if p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" {
 			key := p.Namespace + "/" + p.Name
 			present[key], seen[key] = true, true
-			r.Shells = append(r.Shells, Shell{Namespace: p.Namespace, Pod: p.Name, FinishedAt: finishedAt(&p)})
+			sh := Shell{Namespace: p.Namespace, Pod: p.Name, FinishedAt: finishedAt(&p), Created: p.CreationTimestamp.Time}
+			if ref := metav1.GetControllerOf(&p); ref != nil {
+				sh.Owner = string(ref.UID)
+			}
+			r.Shells = append(r.Shells, sh)
 		}
 	}
 	for key := range seen {

@@ -183,14 +183,42 @@ type Shell struct {
 	Namespace, Pod string
 	// FinishedAt is when it was evicted (its last container's finish, else its Ready condition's change).
 	FinishedAt time.Time
+	// Owner is the UID of its controller owner ("" for a bare pod); Created its creation time.
+	Owner   string    `json:"owner,omitempty"`
+	Created time.Time `json:"created,omitzero"`
 }
 
 // ShellsCollected is invariant 5's first part: no shell present at now that was evicted more than the
-// janitor's ttl plus a minute before.
-func ShellsCollected(shells []Shell, now time.Time, ttl time.Duration) []Violation {
+// janitor's ttl plus a minute before, but those the janitor keeps by design: the newest keepPerOwner
+// shells of each controller owner (the chart's default janitor.config.keepPerOwner is 1, "for
+// debugging"; newest by eviction time, then creation time, then name, docs/janitor.md). A bare pod has
+// no owner and is never kept. (Soak episode 66 of seed 20261205: the kubelet evicted two pods of a
+// Deployment's ReplicaSet; the janitor deleted the older at its TTL and kept the newer.)
+func ShellsCollected(shells []Shell, now time.Time, ttl time.Duration, keepPerOwner int) []Violation {
+	kept := map[string]bool{}
+	byOwner := map[string][]Shell{}
+	for _, s := range shells {
+		if s.Owner != "" {
+			byOwner[s.Owner] = append(byOwner[s.Owner], s)
+		}
+	}
+	for _, group := range byOwner {
+		slices.SortFunc(group, func(a, b Shell) int {
+			if c := b.FinishedAt.Compare(a.FinishedAt); c != 0 {
+				return c
+			}
+			if c := b.Created.Compare(a.Created); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Pod, b.Pod)
+		})
+		for _, s := range group[:min(keepPerOwner, len(group))] {
+			kept[s.Namespace+"/"+s.Pod] = true
+		}
+	}
 	var out []Violation
 	for _, s := range shells {
-		if age := now.Sub(s.FinishedAt); age > ttl+time.Minute {
+		if age := now.Sub(s.FinishedAt); age > ttl+time.Minute && !kept[s.Namespace+"/"+s.Pod] {
 			out = append(out, Violation{InvShellsCollected, fmt.Sprintf("%s/%s evicted %s ago, the janitor's TTL is %s",
 				s.Namespace, s.Pod, age.Round(time.Second), ttl)})
 		}

@@ -132,11 +132,20 @@ func TestShellsCollected(t *testing.T) {
 		want   int
 	}{
 		{"a shell within TTL plus a minute is allowed", []Shell{{Namespace: "a", Pod: "p", FinishedAt: at(-10*60 - 59)}}, 0},
-		{"a shell past TTL plus a minute is a violation", []Shell{{Namespace: "a", Pod: "p", FinishedAt: at(-11*60 - 1)}}, 1},
+		{"a bare shell past TTL plus a minute is a violation", []Shell{{Namespace: "a", Pod: "p", FinishedAt: at(-11*60 - 1)}}, 1},
+		{"the newest shell of its owner is kept by the janitor (keepPerOwner 1)", []Shell{
+			{Namespace: "a", Pod: "old", Owner: "rs", FinishedAt: at(-20 * 60)}, {Namespace: "a", Pod: "new", Owner: "rs", FinishedAt: at(-15 * 60)}}, 1},
+		{"the newest shell of each owner is kept", []Shell{
+			{Namespace: "a", Pod: "x", Owner: "rs1", FinishedAt: at(-20 * 60)}, {Namespace: "a", Pod: "y", Owner: "rs2", FinishedAt: at(-20 * 60)}}, 0},
+		{"a newer shell still within its TTL is the one kept: the older past it is a violation", []Shell{
+			{Namespace: "a", Pod: "old", Owner: "rs", FinishedAt: at(-20 * 60)}, {Namespace: "a", Pod: "new", Owner: "rs", FinishedAt: at(-60)}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantViolations(t, ShellsCollected(tc.shells, t0, ttl), tc.want, InvShellsCollected)
+			wantViolations(t, ShellsCollected(tc.shells, t0, ttl, 1), tc.want, InvShellsCollected)
 		})
+	}
+	if v := ShellsCollected([]Shell{{Namespace: "a", Pod: "p", Owner: "rs", FinishedAt: at(-20 * 60)}}, t0, ttl, 0); len(v) != 1 {
+		t.Errorf("keepPerOwner 0 keeps nothing: %v", v)
 	}
 }
 
