@@ -40,19 +40,17 @@ func (b *Breaker) Sync(ctx context.Context, now time.Time, want policy.Taint, po
 	return errors.Join(b.settle(ctx, now, pods), b.taint(ctx, want), b.Ledger.Prune(ctx, now))
 }
 
-// settle marks the ledger's evictions of pods no longer listed as finished.
+// settle marks the ledger's evictions of pods no longer running as finished (policy.Finished).
 func (b *Breaker) settle(ctx context.Context, now time.Time, pods []*corev1.Pod) error {
-	listed := make(map[string]bool, len(pods))
+	running := make(map[string]bool, len(pods))
 	for _, p := range pods {
 		if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
-			listed[string(p.UID)] = true
+			running[string(p.UID)] = true
 		}
 	}
 	var errs []error
-	for _, e := range b.Ledger.Entries() {
-		if e.SettledAt == nil && !listed[e.UID] {
-			errs = append(errs, b.Ledger.Settle(ctx, e.UID, now))
-		}
+	for _, uid := range policy.Finished(b.Ledger.Entries(), running) {
+		errs = append(errs, b.Ledger.Settle(ctx, uid, now))
 	}
 	return errors.Join(errs...)
 }

@@ -173,6 +173,19 @@ func (h *History) Settle(uid string, now time.Time) bool {
 	return true
 }
 
+// Finished returns the UIDs of the entries still in flight whose pod is no longer running on the node
+// (running says which UIDs are listed in a non-terminal phase), oldest entry first: their eviction is
+// over, and the shell settles them (History.Settle, through its store).
+func Finished(entries []HistoryEntry, running map[string]bool) []string {
+	var out []string
+	for _, e := range entries {
+		if e.SettledAt == nil && !running[e.UID] {
+			out = append(out, e.UID)
+		}
+	}
+	return out
+}
+
 // Prune forgets entries nobody needs any more (older than the window, and settled or no longer in
 // flight by the in-flight rule) and avoidances that ended. It reports whether anything changed.
 func (h *History) Prune(now time.Time) bool {

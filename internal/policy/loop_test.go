@@ -104,6 +104,23 @@ func TestLedgerOfPassesEveryUnsettledEntryOnToTheInFlightRule(t *testing.T) {
 	}
 }
 
+func TestAnEvictionIsFinishedOnceItsPodRunsNoMoreAndOnlyOnce(t *testing.T) {
+	// "gone" is no longer listed (or listed in a terminal phase, which the shell leaves out of running);
+	// "running" is still listed; "settled" finished before and is not settled again.
+	l := NewHistory(LoopConfig{})
+	l.Record(entryAt("running", deploy, lt0))
+	l.Record(entryAt("gone", deploy, lt0.Add(-time.Second)))
+	l.Record(entryAt("settled", deploy, lt0))
+	l.Settle("settled", lt0.Add(time.Second))
+	got := Finished(l.Entries(), map[string]bool{"running": true})
+	if d := cmp.Diff(got, []string{"gone"}); d != "" {
+		t.Errorf("finished (-got +want):\n%s", d)
+	}
+	if got := Finished(l.Entries(), map[string]bool{"running": true, "gone": true}); len(got) != 0 {
+		t.Errorf("finished with every pod running: %v, want none", got)
+	}
+}
+
 func TestPruneKeepsAnUnsettledEntryWhileTheInFlightRuleHolds(t *testing.T) {
 	// A window shorter than the in-flight lifetime: the entry outlives the window while the policy
 	// still counts it in flight (a restarted agent reads it), and goes once the rule stops holding.
