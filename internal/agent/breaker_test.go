@@ -112,3 +112,31 @@ func TestBreakerTaintsOnlyWhileWantedAndExpiresAvoidances(t *testing.T) {
 		t.Errorf("published avoidances (-got +want):\n%s", d)
 	}
 }
+
+func TestBreakerSettlesTheEvictionsOfPodsThatRunNoMore(t *testing.T) {
+	ctx := context.Background()
+	ledger, err := loopbreaker.LoadLedger(ctx, &loopbreakertest.Store{}, policy.LoopConfig{}, &paramLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, failed := ownedPod("hog-a", "u-a", t0), ownedPod("hog-b", "u-b", t0)
+	failed.Status.Phase = corev1.PodFailed
+	for _, p := range []*corev1.Pod{running, failed, ownedPod("hog-c", "u-c", t0)} {
+		if _, _, err := ledger.Record(ctx, policy.HistoryEntry{UID: string(p.UID), Namespace: "default", Name: p.Name,
+			At: t0, Owner: owner.ControllerOf(p), Signal: "allocatableMemory.available"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &Breaker{Ledger: ledger, Tainter: &fakeTainter{}}
+	if err := b.Sync(ctx, t0.Add(time.Second), policy.Taint{}, []*corev1.Pod{running, failed}); err != nil {
+		t.Fatal(err)
+	}
+	settled := map[string]bool{}
+	for _, e := range ledger.Entries() {
+		settled[e.UID] = e.SettledAt != nil
+	}
+	// hog-c is listed no more and hog-b is terminal: both finished; hog-a still runs.
+	if d := cmp.Diff(settled, map[string]bool{"u-a": false, "u-b": true, "u-c": true}); d != "" {
+		t.Errorf("settled by uid (-got +want):\n%s", d)
+	}
+}
