@@ -18,7 +18,7 @@ MODULE        := github.com/kube-pressure/pressure
 RACE_PKGS     := ./internal/... ./cmd/...
 FUZZTIME      ?= 30s
 
-.PHONY: all build fuzz test test-versions test-unit test-vm flake-check soak lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm
+.PHONY: all build fuzz test test-versions test-unit test-vm flake-check soak lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm helm-bin
 
 all: build
 
@@ -38,6 +38,9 @@ lint: ## gofmt, go mod tidy, go vet, staticcheck
 
 k8s-bins: ## build the pinned Kubernetes binaries and etcd (cached under $(CACHE))
 	@hack/build-k8s.sh >/dev/null
+
+helm-bin: ## build the pinned helm into $(CACHE)/bin once, before the tests that install the chart (on a cold machine several packages would build it at once, each inside its own timeout)
+	@hack/install-helm.sh >/dev/null
 
 node-deps: ## install containerd, runc, CNI plugins, iptables and gcc (for -race) when missing (needs root)
 	@hack/install-node-deps.sh
@@ -61,7 +64,7 @@ FAULTS      ?= all
 FAULT_CHANCE ?= 0.5
 FAULT_EPISODE ?= -1
 SOAK_OUT    ?=
-soak: k8s-bins node-deps ## soak driver (bench/soak, docs/soak.md): EPISODES from SEED (FIRST: first episode; FAULTS: kinds or all/none; FAULT_CHANCE; FAULT_EPISODE: the only one with a fault; SOAK_OUT: artefacts) on the real node
+soak: k8s-bins helm-bin node-deps ## soak driver (bench/soak, docs/soak.md): EPISODES from SEED (FIRST: first episode; FAULTS: kinds or all/none; FAULT_CHANCE; FAULT_EPISODE: the only one with a fault; SOAK_OUT: artefacts) on the real node
 	SOAK_EPISODES=$(EPISODES) SOAK_SEED=$(SEED) SOAK_FIRST=$(FIRST) SOAK_FAULTS=$(FAULTS) SOAK_FAULT_CHANCE=$(FAULT_CHANCE) SOAK_FAULT_EPISODE=$(FAULT_EPISODE) SOAK_OUT=$(SOAK_OUT) \
 		$(GO) test -count=1 -v -timeout 0 -run '^TestSoak$$' ./bench/soak
 
@@ -72,7 +75,7 @@ test-versions: k8s-bins ## every supported release: the differential test agains
 test-unit: ## tests that need no cluster (seconds)
 	$(GO) test -count=1 ./internal/...
 
-test: node-lock-check lint k8s-bins node-deps vm-deps ## every test: unit, integration (real apiserver), cgroup v2 guest (qemu) and end-to-end (real kubelet)
+test: node-lock-check lint k8s-bins helm-bin node-deps vm-deps ## every test: unit, integration (real apiserver), cgroup v2 guest (qemu) and end-to-end (real kubelet)
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
 	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
