@@ -55,14 +55,17 @@ type soakCluster struct {
 // the janitor included, and dryRun=false, and creates the soak's PriorityClasses.
 func startCluster(t *testing.T, dir string) *soakCluster {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	audit, auditLog, err := evictaudit.BothArgs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := clustertest.ControlPlane(t, clustertest.WithOptions(func(o *cluster.ControlPlaneOptions) { o.ExtraAPIServerArgs = audit }))
-	imgs, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
+	// Each step has its own deadline: the node's start waits for the machine's node lock, which other
+	// real-node packages of make test hold for many minutes (the first make test with the short version
+	// ran out of a shared 10-minute deadline there).
+	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancelBuild()
+	imgs, err := images.BuildAll(buildCtx, filepath.Join(cluster.CacheDir(), "images"))
 	if err != nil {
 		t.Fatalf("test images: %v", err)
 	}
@@ -80,6 +83,8 @@ func startCluster(t *testing.T, dir string) *soakCluster {
 		Janitor: true, Defaults: true}
 	c.values = chartinstall.NodeValues(node, "soak")
 	f.Install(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	for name, value := range map[string]int32{PriorityLow: 100, PriorityHigh: 1000} {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
