@@ -117,7 +117,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	r.Ended = time.Now()
 	if err := stopRecording(); err != nil {
 		r.RecordErr = err.Error()
-	} else if r.Predicted, err = c.predictAgent(ctx, recording); err != nil {
+	} else if r.Predicted, err = predictAgent(ctx, recording); err != nil {
 		r.RecordErr = err.Error()
 	}
 	if err := c.keepLogs(dir); err != nil {

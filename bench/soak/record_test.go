@@ -16,9 +16,14 @@ import (
 
 // kubectlPressure runs kubectl-pressure in process (as test/e2e does) and returns its stdout.
 func (c *soakCluster) kubectlPressure(ctx context.Context, args ...string) (string, error) {
+	return runPressureCLI(ctx, append([]string{"--kubeconfig", c.cp.Kubeconfig()}, args...)...)
+}
+
+// runPressureCLI runs kubectl-pressure with args in process and returns its stdout.
+func runPressureCLI(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
-	if err := cli.Run(ctx, streams, append([]string{"--kubeconfig", c.cp.Kubeconfig()}, args...)); err != nil {
+	if err := cli.Run(ctx, streams, args); err != nil {
 		return stdout.String(), fmt.Errorf("kubectl pressure %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
@@ -64,10 +69,10 @@ type simulation struct {
 }
 
 // predictAgent runs `kubectl pressure simulate dir -o json` (the agent's default configuration, which
-// the chart's default agent.config leaves as it is) and returns the pods its agent run has
-// pressure-agent evict, namespace/pod.
-func (c *soakCluster) predictAgent(ctx context.Context, dir string) ([]string, error) {
-	out, err := c.kubectlPressure(ctx, "simulate", dir, "-o", "json")
+// the chart's default agent.config leaves as it is) in process and returns the pods its agent run has
+// pressure-agent evict, namespace/pod. A recording needs no cluster, so TestRejudge calls it too.
+func predictAgent(ctx context.Context, dir string) ([]string, error) {
+	out, err := runPressureCLI(ctx, "simulate", dir, "-o", "json")
 	if err != nil {
 		return nil, err
 	}

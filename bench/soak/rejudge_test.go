@@ -1,7 +1,6 @@
 package soak
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,10 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/kube-pressure/pressure/internal/cli"
 )
 
 // TestRejudge judges invariants 2 and 6 again, with this tree's simulate and checks, on the failing
@@ -50,7 +45,7 @@ func TestRejudge(t *testing.T) {
 			continue
 		}
 		r.Evictions = withLoggedDeletes(r.Evictions, filepath.Join(filepath.Dir(path), "logs"), r.Plan.Namespace())
-		predicted, err := simulateAgent(context.Background(), rec)
+		predicted, err := predictAgent(context.Background(), rec)
 		if err != nil {
 			t.Errorf("%s: %v", rec, err)
 			continue
@@ -91,16 +86,6 @@ func TestRejudge(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rejudge.md"), []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
-}
-
-// simulateAgent is predictAgent without a cluster: `kubectl pressure simulate dir -o json` in process.
-func simulateAgent(ctx context.Context, dir string) ([]string, error) {
-	var stdout, stderr bytes.Buffer
-	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}
-	if err := cli.Run(ctx, streams, []string{"simulate", dir, "-o", "json"}); err != nil {
-		return nil, fmt.Errorf("kubectl pressure simulate %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
-	}
-	return agentEvictions(stdout.Bytes())
 }
 
 // withLoggedDeletes adds to evs the agent's DELETEs of pods of namespace ns its kept container logs
