@@ -50,10 +50,16 @@ type result struct {
 	// Predicted are the pods simulate on the recording has pressure-agent evict; RecordErr is why there
 	// is no prediction.
 	Predicted []string `json:"predicted"`
-	RecordErr string   `json:"recordErr,omitempty"`
+	// PredictedNear are simulate's victims with the eviction lead 10% shorter and longer, by the --set
+	// value (LeadTolerance): invariant 2 accepts them too, with a note.
+	PredictedNear map[string][]string `json:"predictedNear,omitempty"`
+	RecordErr     string              `json:"recordErr,omitempty"`
 	// Why maps namespace/pod of each evicted pod to the cause `kubectl pressure why` gave (or its error).
 	Why        map[string]string `json:"why"`
 	Violations []Violation       `json:"violations"`
+	// Notes say where an invariant held only by a tolerance it documents (SimulateAgrees: a lead decision
+	// at its margin).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // episode runs p: creates its namespace and workloads, injects its fault, waits for calm (or cap),
@@ -119,6 +125,8 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 		r.RecordErr = err.Error()
 	} else if r.Predicted, err = predictAgent(ctx, recording); err != nil {
 		r.RecordErr = err.Error()
+	} else if r.PredictedNear, err = predictNear(ctx, recording); err != nil {
+		r.RecordErr = err.Error()
 	}
 	if err := c.keepLogs(dir); err != nil {
 		return r, err
@@ -128,17 +136,20 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	}
 	r.Why = c.why(ctx, r.Evictions)
 	_, _, pdb := s.snapshot()
-	r.Violations = checkEpisode(r, pdb, c.node.PodsCgroup())
+	r.Violations, r.Notes = checkEpisode(r, pdb, c.node.PodsCgroup())
 	return r, c.clear(ctx, p)
 }
 
 // checkEpisode runs the per-episode invariants (1 to 6) on r; 2 only when the recording and simulate
-// worked (else RecordErr says why).
-func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
-	var out []Violation
+// worked (else RecordErr says why). notes are the tolerances used (SimulateAgrees).
+func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation, notes []string) {
 	out = append(out, NoForeignOOMKill(r.Kills, podsCgroup, r.OOMCounterRise)...)
 	if r.RecordErr == "" {
-		out = append(out, SimulateAgrees(r.Evictions, r.Predicted, r.Plan.Fault != nil)...)
+		v, note := SimulateAgrees(r.Evictions, r.Predicted, r.PredictedNear, r.Plan.Fault != nil)
+		out = append(out, v...)
+		if note != "" {
+			notes = append(notes, "2: "+note)
+		}
 	}
 	out = append(out, NoCriticalEvicted(r.Evictions)...)
 	out = append(out, NoPodEvictedTwice(r.Evictions)...)
@@ -150,7 +161,7 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) []Violation {
 		fault = r.Plan.Fault.Kind
 	}
 	out = append(out, SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), r.ProbeTaints, taintHysteresis, fault)...)
-	return out
+	return out, notes
 }
 
 // create makes the episode's namespace, pods, critical pod and PDB-protected Deployment.

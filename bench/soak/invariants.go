@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -347,13 +348,20 @@ func parseTaintSeen(s string) (string, time.Duration, bool) {
 }
 
 // SimulateAgrees is invariant 2: the pods the real agent evicted (its successful eviction requests and
-// its DELETEs after a PodDisruptionBudget's refusal) are
-// the pods `kubectl pressure simulate` on the episode's recording has pressure-agent evict (predicted,
-// namespace/pod), as sets. An episode with a fault is not judged: the simulator does not model an API
-// outage, a killed agent or a corrupted ledger.
-func SimulateAgrees(evs []Eviction, predicted []string, faulted bool) []Violation {
+// its DELETEs after a PodDisruptionBudget's refusal) are the pods `kubectl pressure simulate` on the
+// episode's recording has pressure-agent evict (predicted, namespace/pod), as sets. An episode with a
+// fault is not judged: the simulator does not model an API outage, a killed agent or a corrupted ledger.
+//
+// The eviction lead acts on a fall measured between two of the agent's reads; the real agent reads the
+// cgroups at moments of its own, simulate at the recording's samples, 100ms apart, and a fall's rate
+// measured over 100ms moves by about 10% with the moment (soak seed 20261205, episode 78: 36 to 44 MiB
+// per sample on one ramp). So a lead decision within 10% of its bound goes either way. near holds
+// simulate's victims with the lead 10% shorter and longer (by the --set value, LeadTolerance); when the
+// victims differ at the configured lead and agree at one of those, the episode agrees and note says so
+// (the summary counts such episodes apart).
+func SimulateAgrees(evs []Eviction, predicted []string, near map[string][]string, faulted bool) (vs []Violation, note string) {
 	if faulted {
-		return nil
+		return nil, ""
 	}
 	real := map[string]bool{}
 	for _, e := range evs {
@@ -361,25 +369,41 @@ func SimulateAgrees(evs []Eviction, predicted []string, faulted bool) []Violatio
 			real[e.Namespace+"/"+e.Pod] = true
 		}
 	}
+	missed, extra := setDiff(real, predicted)
+	if len(missed)+len(extra) == 0 {
+		return nil, ""
+	}
+	for _, lead := range slices.Sorted(maps.Keys(near)) {
+		if m, x := setDiff(real, near[lead]); len(m)+len(x) == 0 {
+			return nil, fmt.Sprintf("simulate's victims at the configured lead differ (only simulate: %v; only the agent: %v); "+
+				"at --set %s they are the agent's: a lead decision at its margin", extra, missed, lead)
+		}
+	}
+	return []Violation{{InvSimulate, fmt.Sprintf("the agent evicted %v that simulate does not predict, simulate predicts %v that it did not evict", missed, extra)}}, ""
+}
+
+// setDiff returns the keys of real not in predicted (missed) and the predicted not in real (extra),
+// each sorted.
+func setDiff(real map[string]bool, predicted []string) (missed, extra []string) {
 	sim := map[string]bool{}
 	for _, p := range predicted {
 		sim[p] = true
+		if !real[p] && !slices.Contains(extra, p) {
+			extra = append(extra, p)
+		}
 	}
-	var missed, extra []string
 	for k := range real {
 		if !sim[k] {
 			missed = append(missed, k)
 		}
 	}
-	for k := range sim {
-		if !real[k] {
-			extra = append(extra, k)
-		}
-	}
-	if len(missed)+len(extra) == 0 {
-		return nil
-	}
 	slices.Sort(missed)
 	slices.Sort(extra)
-	return []Violation{{InvSimulate, fmt.Sprintf("the agent evicted %v that simulate does not predict, simulate predicts %v that it did not evict", missed, extra)}}
+	return missed, extra
+}
+
+// LeadTolerance returns the simulate --set values of the eviction lead 10% shorter and longer than lead
+// (the agent's configured one): the leads SimulateAgrees also accepts.
+func LeadTolerance(lead time.Duration) []string {
+	return []string{"agent.evictionLead=" + (lead * 9 / 10).String(), "agent.evictionLead=" + (lead * 11 / 10).String()}
 }

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,19 +238,36 @@ func TestSchedulesAgain(t *testing.T) {
 
 func TestSimulateAgrees(t *testing.T) {
 	evs := []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"}}
+	shorter, longer := LeadTolerance(2 * time.Second)[0], LeadTolerance(2 * time.Second)[1]
 	for _, tc := range []struct {
 		name      string
 		predicted []string
+		near      map[string][]string
 		faulted   bool
 		want      int
+		note      bool
 	}{
-		{"the same victims agree", []string{"a/hog-0"}, false, 0},
-		{"a victim simulate does not predict is a violation", nil, false, 1},
-		{"a victim only simulate predicts is a violation", []string{"a/hog-0", "a/steady-burstable"}, false, 1},
-		{"an episode with a fault is not judged", nil, true, 0},
+		{"the same victims agree", []string{"a/hog-0"}, nil, false, 0, false},
+		{"a victim simulate does not predict is a violation", nil, nil, false, 1, false},
+		{"a victim only simulate predicts is a violation", []string{"a/hog-0", "a/steady-burstable"}, nil, false, 1, false},
+		{"an episode with a fault is not judged", nil, nil, true, 0, false},
+		{"a lead decision at its margin agrees at a lead 10% shorter, with a note", []string{"a/pdb-1", "a/hog-0"},
+			map[string][]string{shorter: {"a/hog-0"}, longer: {"a/pdb-1", "a/hog-0"}}, false, 0, true},
+		{"victims that differ at every lead within 10% are a violation", []string{"a/pdb-1", "a/hog-0"},
+			map[string][]string{shorter: {"a/pdb-1", "a/hog-0"}, longer: {"a/pdb-1", "a/hog-0"}}, false, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantViolations(t, SimulateAgrees(evs, tc.predicted, tc.faulted), tc.want, InvSimulate)
+			v, note := SimulateAgrees(evs, tc.predicted, tc.near, tc.faulted)
+			wantViolations(t, v, tc.want, InvSimulate)
+			if (note != "") != tc.note || tc.note && !strings.Contains(note, shorter) {
+				t.Errorf("note %q, want one naming %s: %t", note, shorter, tc.note)
+			}
 		})
+	}
+}
+
+func TestLeadToleranceIsTenPercentEachWay(t *testing.T) {
+	if got, want := LeadTolerance(2*time.Second), []string{"agent.evictionLead=1.8s", "agent.evictionLead=2.2s"}; !slices.Equal(got, want) {
+		t.Errorf("LeadTolerance(2s) = %q, want %q", got, want)
 	}
 }

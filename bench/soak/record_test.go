@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kube-pressure/pressure/internal/cli"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/why"
 )
 
@@ -71,8 +72,8 @@ type simulation struct {
 // predictAgent runs `kubectl pressure simulate dir -o json` (the agent's default configuration, which
 // the chart's default agent.config leaves as it is) in process and returns the pods its agent run has
 // pressure-agent evict, namespace/pod. A recording needs no cluster, so TestRejudge calls it too.
-func predictAgent(ctx context.Context, dir string) ([]string, error) {
-	out, err := runPressureCLI(ctx, "simulate", dir, "-o", "json")
+func predictAgent(ctx context.Context, dir string, args ...string) ([]string, error) {
+	out, err := runPressureCLI(ctx, append([]string{"simulate", dir, "-o", "json"}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +82,20 @@ func predictAgent(ctx context.Context, dir string) ([]string, error) {
 		return nil, fmt.Errorf("simulate %s -o json: %w", dir, err)
 	}
 	return pods, nil
+}
+
+// predictNear runs predictAgent with each eviction lead of LeadTolerance (around the agent's default
+// lead, which the chart leaves as it is) and returns the victims by --set value.
+func predictNear(ctx context.Context, dir string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, set := range LeadTolerance(policy.DefaultEvictionLead) {
+		pods, err := predictAgent(ctx, dir, "--set", set)
+		if err != nil {
+			return nil, err
+		}
+		out[set] = pods
+	}
+	return out, nil
 }
 
 // agentEvictions returns the pods simulate's JSON has pressure-agent evict in its agent run.

@@ -50,12 +50,19 @@ func TestRejudge(t *testing.T) {
 			t.Errorf("%s: %v", rec, err)
 			continue
 		}
+		near, err := predictNear(context.Background(), rec)
+		if err != nil {
+			t.Errorf("%s: %v", rec, err)
+			continue
+		}
 		verdict := "judged: agree"
 		if r.Plan.Fault != nil {
 			verdict = "not judged (a fault)"
-		} else if v := SimulateAgrees(r.Evictions, predicted, false); len(v) > 0 {
+		} else if v, note := SimulateAgrees(r.Evictions, predicted, near, false); len(v) > 0 {
 			verdict = "**violated**: " + v[0].Message
 			t.Errorf("episode %d: %s", r.Plan.Episode, v[0].Message)
+		} else if note != "" {
+			verdict = "judged: agree (" + note + ")"
 		}
 		fault, kind := "-", FaultKind("")
 		if r.Plan.Fault != nil {

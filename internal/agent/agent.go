@@ -13,6 +13,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/threshold"
 )
 
@@ -35,13 +36,6 @@ func DefaultSettings(node string) Settings {
 	s := DefaultConfig(node).Settings
 	s.KillLead = policy.DefaultKillLead
 	return s
-}
-
-// nodeReader reads the node (source.Node): its own signals first, then, when a decision could use them,
-// every pod's stats.
-type nodeReader interface {
-	ReadNode(now time.Time) (signal.Snapshot, error)
-	ReadPods(s *signal.Snapshot, now time.Time) error
 }
 
 // podLister lists the pods bound to the node (an informer's lister).
@@ -76,7 +70,7 @@ type Agent struct {
 	Settings      Settings
 	KubeletConfig threshold.Config
 	Clock         clock.WithTicker
-	Source        nodeReader
+	Source        source.NodeReader
 	Pods          podLister
 	// PodsSynced reports whether Pods lists every pod of the node (the informer's cache has synced); nil
 	// means always.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/kubeconv"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/source"
 )
 
 // Sync triggers.
@@ -88,27 +88,30 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	return res
 }
 
-// read takes the node snapshot: the node's signals, then the pods' stats when a decision could use them
+// read takes the node snapshot: the node's signals, and the pods' stats when a decision could use them
 // (a notifier's wake-up, the first sync, or policy.State.PodStatsDue), else the last ones read. A partial
 // snapshot is used; one without any observation is not (like the kubelet when its summary fails, nothing
 // is decided).
+//
+// Fresh pod stats are read before the node signals they are credited against (source.ReadPodsFirst): a pod
+// that frees its memory between the two reads then shows in both, not in neither.
 func (a *Agent) read(now time.Time, trigger string) signal.Snapshot {
-	snap, err := a.Source.ReadNode(now)
+	var snap signal.Snapshot
+	var err error
 	why := "wake-up"
 	if trigger == TriggerPeriodic {
+		snap, err = a.Source.ReadNode(now)
 		why = a.st.policy.PodStatsDue(now, snap.Observations, snap.PSI, a.st.watch, a.st.podsAt, a.Settings.PodStatsMaxAge)
-	}
-	if snap.Pods == nil {
-		snap.Pods = map[string]signal.PodStats{}
 	}
 	if why == "" {
 		a.Metrics.podStatsReads.WithLabelValues("reused").Inc()
+		snap.Pods = make(map[string]signal.PodStats, len(a.st.pods))
 		for uid, p := range a.st.pods {
 			snap.Pods[uid] = p
 		}
 	} else {
 		a.Metrics.podStatsReads.WithLabelValues(why).Inc()
-		err = errors.Join(err, a.Source.ReadPods(&snap, now))
+		snap, err = source.ReadPodsFirst(a.Source, now)
 		a.st.pods, a.st.podsAt = snap.Pods, now
 	}
 	if err != nil {

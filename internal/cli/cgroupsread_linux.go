@@ -17,6 +17,8 @@ import (
 type cgroupSampler struct {
 	reader *cgroupfs.Reader
 	proc   *procfs.Reader
+	// afterPods, when set, runs between the pods' read and the signals' (a test frees memory there).
+	afterPods func()
 }
 
 // newCgroupSampler detects the cgroup layout under cgroupRoot; procRoot gives MemTotal (memory.available).
@@ -34,11 +36,20 @@ func (s *cgroupSampler) driver() string { return string(s.reader.Layout.Driver) 
 // layout describes the tree read.
 func (s *cgroupSampler) layout() string { return s.reader.Layout.String() }
 
-// sample reads the signals, the pods cgroup and every pod cgroup, stamped now. What cannot be read is
-// left out and its error kept in the sample.
+// sample reads every pod cgroup, then the pods cgroup and the signals, stamped now: the agent's order
+// (source.ReadPodsFirst), so that a pod freeing its memory during the read is not seen freed while the
+// signals still count it (simulate would credit it nothing and evict the next pod). What cannot be read
+// is left out and its error kept in the sample.
 func (s *cgroupSampler) sample(now time.Time) CgroupSample {
 	x := CgroupSample{Time: now, Pods: map[string]CgroupMemory{}}
 	fail := func(err error) { x.Errors = append(x.Errors, err.Error()) }
+	l := s.reader.Layout
+	if l.Driver != cgroupfs.DriverNone {
+		s.readPods(&x, fail)
+	}
+	if s.afterPods != nil {
+		s.afterPods()
+	}
 	if total, err := s.proc.MemTotal(); err != nil {
 		fail(fmt.Errorf("memory.available: %w", err))
 	} else if o, err := s.reader.NodeMemory(now, total); err != nil {
@@ -53,7 +64,6 @@ func (s *cgroupSampler) sample(now time.Time) CgroupSample {
 	} else {
 		x.AllocatableMemoryAvailable = signalValue(o)
 	}
-	l := s.reader.Layout
 	if l.Driver == cgroupfs.DriverNone {
 		return x
 	}
@@ -62,7 +72,12 @@ func (s *cgroupSampler) sample(now time.Time) CgroupSample {
 	} else {
 		x.PodsCgroup = &m
 	}
-	cgs, err := l.PodCgroups()
+	return x
+}
+
+// readPods reads every pod cgroup into x.
+func (s *cgroupSampler) readPods(x *CgroupSample, fail func(error)) {
+	cgs, err := s.reader.Layout.PodCgroups()
 	if err != nil {
 		fail(fmt.Errorf("list pod cgroups: %w", err))
 	}
@@ -73,7 +88,6 @@ func (s *cgroupSampler) sample(now time.Time) CgroupSample {
 			x.Pods[cg.UID] = m
 		}
 	}
-	return x
 }
 
 // read reads one memory cgroup (relative to the memory hierarchy) with the agent's reader.

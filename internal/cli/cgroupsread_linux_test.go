@@ -121,3 +121,41 @@ func TestTheLocalReadOfARealV1PodCgroup(t *testing.T) {
 		t.Errorf("podsCgroup %+v, want at least the pod's working set %d", pc, p.WorkingSet)
 	}
 }
+
+// TestARecordedSampleNeverShowsAPodFreedWhileThePodsCgroupStillHoldsIt runs a hog holding 256 MiB in a
+// real v1 pod cgroup and frees it between the sample's pod reads and its signal reads. The recording
+// must show the pod's memory both in the pod and in the signals, or in neither: simulate credits an
+// in-flight pod's memory against the signal, and a pod read freed against a signal still counting it
+// makes simulate evict the next pod (soak seed 20261205, episode 63).
+func TestARecordedSampleNeverShowsAPodFreedWhileThePodsCgroupStillHoldsIt(t *testing.T) {
+	const mib = 1 << 20
+	if why := cgrouptest.Available(); why != "" {
+		testenv.SkipOrFail(t, "real cgroup v1 test cannot run: %s", why)
+	}
+	const uid = "5e1f0a0b-aaaa-2222-3333-444455556666"
+	top, _, hog := cgrouptest.V1Pod(t, uid, 1024*mib, 256*mib)
+	l, err := cgroupfs.Detector{}.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Driver, l.PodsCgroup = cgroupfs.DriverCgroupfs, filepath.Join(filepath.Base(top), "kubepods")
+	s := &cgroupSampler{reader: &cgroupfs.Reader{Layout: l}, proc: procfs.NewReader(procfs.DefaultRoot),
+		afterPods: func() {
+			if err := hog.Free(); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	got := s.sample(time.Now().UTC())
+	p, a := got.Pods[uid], got.AllocatableMemoryAvailable
+	if a == nil {
+		t.Fatalf("no allocatableMemoryAvailable (errors %q)", got.Errors)
+	}
+	used := a.Capacity - a.Available
+	t.Logf("pod working set %d MiB, pods cgroup in use %d MiB", p.WorkingSet/mib, used/mib)
+	if p.WorkingSet < 200*mib && used >= 200*mib {
+		t.Fatalf("torn read: the pod shows %d MiB while the pods cgroup still holds %d MiB", p.WorkingSet/mib, used/mib)
+	}
+	if pc := got.PodsCgroup; pc == nil || pc.WorkingSet >= 200*mib {
+		t.Errorf("podsCgroup %+v, want it read with the signals, after the memory was freed", pc)
+	}
+}

@@ -10,6 +10,12 @@ import (
 // alloc bytes when it returns. It returns the top cgroup and the pod's directories. Callers check
 // Available first.
 func V1PodHog(t testing.TB, uid string, limit, alloc int64) (top, podDir string) {
+	top, podDir, _ = V1Pod(t, uid, limit, alloc)
+	return top, podDir
+}
+
+// V1Pod is V1PodHog that also returns the hog, for a test that frees its memory (Hog.Free).
+func V1Pod(t testing.TB, uid string, limit, alloc int64) (top, podDir string, hog *Hog) {
 	t.Helper()
 	top = filepath.Join(V1Memory, RandomName("pressure-test"))
 	podDir = filepath.Join(top, "kubepods", "burstable", "pod"+uid)
@@ -32,5 +38,5 @@ func V1PodHog(t testing.TB, uid string, limit, alloc int64) (top, podDir string)
 	if err := hog.Alloc(alloc); err != nil {
 		t.Fatal(err)
 	}
-	return top, podDir
+	return top, podDir, hog
 }
