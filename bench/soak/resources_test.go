@@ -98,3 +98,20 @@ func TestNoUnexpectedRestarts(t *testing.T) {
 		})
 	}
 }
+
+func TestAJanitorReplicasSeriesIsSplitByItsRole(t *testing.T) {
+	for _, tc := range []struct {
+		name, comp, metrics, want string
+	}{
+		{"the agent's series is its pod and restarts", "agent", "go_goroutines 40\n", "agent/p#1"},
+		{"a janitor holding the lease is its leader series", "janitor", "pressure_janitor_leader 1\ngo_goroutines 31\n", "janitor/p#1 leader"},
+		{"a janitor without the lease is its standby series", "janitor", "pressure_janitor_leader 0\ngo_goroutines 13\n", "janitor/p#1 standby"},
+		{"a janitor without the metric is a standby", "janitor", "go_goroutines 13\n", "janitor/p#1 standby"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := seriesID(tc.comp, "p", 1, tc.metrics); got != tc.want {
+				t.Errorf("seriesID = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
