@@ -42,15 +42,9 @@ type notifier struct {
 func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
 	k.lastSync = t
 	mem := r.node.memory(t)
-	active := r.node.active(t)
-	var pods []PodInfo
-	for _, p := range active {
-		if kl, ok := r.node.killed[p.Candidate.UID]; ok && kl.by == ActorKubelet {
-			continue // the kubelet's own kill blocks its sync until the pod is stopped
-		}
-		pods = append(pods, p)
-	}
-	cands := candidates(pods, func(uid string) (signal.PodStats, bool) { return r.world.Cached(uid, t) })
+	// A pod the kubelet is killing is still active until its kill is done: a sync beside the one that
+	// killed it (the loop and a notifier, or two notifiers) ranks it too (see rejoin).
+	cands := candidates(r.node.active(t), func(uid string) (signal.PodStats, bool) { return r.world.Cached(uid, t) })
 	snap := signal.Snapshot{Observations: observations(mem, t), Pods: map[string]signal.PodStats{}}
 	for _, c := range cands {
 		if c.Stats != nil {
@@ -67,6 +61,10 @@ func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
 	var evicted []string
 	for _, ev := range d.Evictions {
 		info := r.evictionInfo(ev, d, in, t)
+		if k.rejoin(r, t, ev.UID, info, trigger) {
+			evicted = append(evicted, ev.UID)
+			continue
+		}
 		// The kill blocks the sync until the pod is stopped (killPodNow); its resources are reclaimed
 		// PodCleanup after that.
 		released := t.Add(k.timing.PodKill)
@@ -76,6 +74,22 @@ func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
 		evicted = append(evicted, ev.UID)
 	}
 	return evicted
+}
+
+// rejoin handles a sync's victim that another sync of the kubelet is killing: the kubelet evicts it
+// again (its log says "pod is evicted successfully" twice, as the real node's logs show after two
+// notifiers fired together), this sync's kill joins the one under way and returns when it is done, and
+// no other pod is evicted by it: the loop then waits for the pod's cleanup. Modelling it as a new
+// victim evicted the next pod a sync early (docs/simulate.md, "Validation").
+func (k *kubelet) rejoin(r *run, t time.Time, uid string, info *Eviction, trigger string) bool {
+	kl, ok := r.node.killed[uid]
+	if !ok || kl.by != ActorKubelet || !t.Before(kl.released) {
+		return false
+	}
+	r.add(Event{At: t, Actor: ActorKubelet, Kind: KindEvictAgain, Subject: info.Pod, Eviction: info,
+		Detail: evictDetail(info, trigger) + fmt.Sprintf("; its kill from %s is under way: this sync joins it (done %s) and evicts no other pod",
+			FormatOffset(kl.at.Sub(r.start)), FormatOffset(kl.released.Sub(r.start)))})
+	return true
 }
 
 // arm (re)arms the memcg notifiers on the memory thresholds, at most every NotifierRefresh, as the

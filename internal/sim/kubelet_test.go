@@ -194,3 +194,24 @@ func TestCriticalPodsAreNeverEvicted(t *testing.T) {
 		t.Errorf("evictions (-want +got):\n%s", diff)
 	}
 }
+
+// The notifier's sync evicts the leak at about 29.8 s and its kill takes a second; the loop's sync at
+// 30.3 s still sees the pods cgroup below the threshold and ranks the leak first again. The kubelet
+// evicts it again (its log says so twice) and waits for its cleanup; it does not evict the next pod.
+func TestALoopSyncDuringTheNotifiersKillJoinsItInsteadOfEvictingTheNextPod(t *testing.T) {
+	m := model(pod("leak", 0, 0, Ramp{Start: 1400 * mi, Rate: 10 * mi}), pod("steady", 0, 0, Ramp{Start: 150 * mi}))
+	timing := DefaultTiming()
+	timing.FirstSync, timing.PodKill = 300*time.Millisecond, time.Second
+	res := simulate(t, m, Options{Kubelet: hard200(t), Timing: timing}, 1)
+	var got []string
+	for _, e := range events(res, RunKubelet, KindEvict) {
+		got = append(got, e.Subject)
+	}
+	again := events(res, RunKubelet, KindEvictAgain)
+	if diff := cmp.Diff([]string{"default/leak"}, got); diff != "" || len(again) != 1 || again[0].Subject != "default/leak" {
+		t.Fatalf("evictions (-want +got):\n%s\nevicted again: %+v", diff, again)
+	}
+	if at := time.Duration(again[0].Offset); at != 30300*time.Millisecond || !strings.Contains(again[0].Detail, "joins it") {
+		t.Errorf("evicted again at %s (%q), want the loop's sync at 30.3s joining the kill", at, again[0].Detail)
+	}
+}

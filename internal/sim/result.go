@@ -27,7 +27,10 @@ type Kind string
 
 // Event kinds.
 const (
-	KindEvict     Kind = "evict"
+	KindEvict Kind = "evict"
+	// KindEvictAgain is a kubelet sync whose victim another of its syncs is killing: it joins that kill
+	// and evicts no other pod (not a new eviction).
+	KindEvictAgain Kind = "evict-again"
 	KindCondition Kind = "condition"
 	KindTaint     Kind = "taint"
 	KindCrossing  Kind = "crossing"

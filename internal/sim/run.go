@@ -137,8 +137,14 @@ func (r *run) handle(e event) {
 		r.q.push(t.Add(r.timing.Step), evTick)
 	case evKubeletSync:
 		if ev := k.sync(r, t, ""); len(ev) > 0 {
-			// waitForPodsCleanup starts when the sync returns, after the kill.
-			k.waiting, k.waitStart = ev, t.Add(r.timing.PodKill)
+			// waitForPodsCleanup starts when the sync returns, after the kill (a kill it joined: when
+			// that one is done).
+			k.waiting, k.waitStart = ev, t
+			for _, uid := range ev {
+				if kl, ok := r.node.killed[uid]; ok && kl.released.After(k.waitStart) {
+					k.waitStart = kl.released
+				}
+			}
 			r.q.push(k.waitStart.Add(r.timing.CleanupPoll), evKubeletPoll)
 		} else {
 			r.q.push(t.Add(r.timing.Housekeeping+r.timing.SyncDuration), evKubeletSync)

@@ -48,7 +48,7 @@ func writeEvents(b *strings.Builder, events []Event) {
 	fmt.Fprintln(tw, "  TIME\tACTOR\tEVENT\tSUBJECT\tDETAIL")
 	for _, e := range events {
 		subject := e.Subject
-		if e.Eviction != nil {
+		if e.Eviction != nil && e.Eviction.Order > 0 {
 			subject = fmt.Sprintf("#%d %s", e.Eviction.Order, subject)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", FormatOffset(time.Duration(e.Offset)), e.Actor, e.Kind, subject, e.Detail)

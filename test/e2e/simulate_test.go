@@ -23,6 +23,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kube-pressure/pressure/internal/cli"
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // housekeeping is the tolerance on predicted times: one period of the kubelet's eviction loop, which is
@@ -110,7 +111,15 @@ func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Co
 	if len(real) != len(victims) {
 		t.Fatalf("the kubelet evicted %v, want all of %v", real, victims)
 	}
-	keepRecording(t, dir, klog, real)
+	keepRecording(t, os.Getenv("PRESSURE_KEEP_RECORDING"), dir, klog, real)
+	exempted := false
+	t.Cleanup(func() { // before t.TempDir's own cleanup removes the recording
+		if t.Failed() || exempted {
+			keep := filepath.Join(cluster.CacheDir(), "kept-recordings", time.Now().UTC().Format("20060102T150405Z"))
+			keepRecording(t, keep, dir, klog, real)
+			t.Logf("recording, the kubelet's eviction log and its evictions kept in %s", filepath.Join(keep, t.Name()))
+		}
+	})
 	klog.logCleanups(t)
 	sim := simulate(ctx, t, e, dir)
 	var predicted []timedEviction
@@ -130,7 +139,7 @@ func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Co
 		t.Logf("the kubelet decided to evict %s at %s (ranking), evicted it at %s", r.pod,
 			decided[i].at.Format("15:04:05.000"), r.at.Format("15:04:05.000"))
 	}
-	compareEvictions(t, predicted, decided)
+	exempted = compareEvictions(t, predicted, decided)
 	checkRecorded(t, sim, real)
 }
 
@@ -184,7 +193,7 @@ func simulate(ctx context.Context, t *testing.T, e *env, dir string) simulation 
 
 // compareEvictions requires the same victims in the same order, each decided within one
 // housekeeping interval of the kubelet's decision.
-func compareEvictions(t *testing.T, predicted, real []timedEviction) {
+func compareEvictions(t *testing.T, predicted, real []timedEviction) (exempted bool) {
 	t.Helper()
 	var p, r []string
 	for _, x := range predicted {
@@ -202,9 +211,12 @@ func compareEvictions(t *testing.T, predicted, real []timedEviction) {
 			real[i].at.Format("15:04:05.0"), d.Seconds())
 		if d < -housekeeping && loopRightAfterNotified(predicted, i) {
 			// The model's known limit (docs/simulate.md, "Validation"): its loop sync fell within a second
-			// after a notified eviction and evicted the next pod; the kubelet's loop of that moment did not.
+			// after a notified eviction, after the modelled kill (a loop sync during it joins the kill, as
+			// the kubelet's does), and evicted the next pod; the kubelet's loop of that moment did not (its
+			// kills take 0.16-1.19 s). The recording is kept (see recordAndSimulate).
 			t.Logf("%s: predicted %s early by the simulated loop %s after a notified eviction: the model's known limit, not counted",
 				real[i].pod, -d, predicted[i].at.Sub(predicted[i-1].at))
+			exempted = true
 			continue
 		}
 		if d.Abs() > housekeeping {
@@ -212,6 +224,7 @@ func compareEvictions(t *testing.T, predicted, real []timedEviction) {
 				real[i].pod, predicted[i].at.Format(time.RFC3339Nano), real[i].at.Format(time.RFC3339Nano), d, housekeeping)
 		}
 	}
+	return exempted
 }
 
 // loopRightAfterNotified reports whether predicted eviction i was decided by the simulated kubelet's loop
@@ -300,10 +313,10 @@ func (k *kubeletLogReader) logCleanups(t *testing.T) {
 }
 
 // keepRecording copies the recording, the kubelet's eviction-manager log lines and the kubelet's
-// evictions (kubelet-evictions.json: pod, decided, evicted) to $PRESSURE_KEEP_RECORDING/<test name>,
-// when set: how internal/cli/testdata/recordings was made.
-func keepRecording(t *testing.T, dir string, k *kubeletLogReader, real []timedEviction) {
-	keep := os.Getenv("PRESSURE_KEEP_RECORDING")
+// evictions (kubelet-evictions.json: pod, decided, evicted) to keep/<test name> unless keep is "":
+// $PRESSURE_KEEP_RECORDING (how internal/cli/testdata/recordings was made), and the cache's
+// kept-recordings after a failure or an exempted prediction.
+func keepRecording(t *testing.T, keep, dir string, k *kubeletLogReader, real []timedEviction) {
 	if keep == "" {
 		return
 	}
