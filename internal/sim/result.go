@@ -31,11 +31,11 @@ const (
 	// KindEvictAgain is a kubelet sync whose victim another of its syncs is killing: it joins that kill
 	// and evicts no other pod (not a new eviction).
 	KindEvictAgain Kind = "evict-again"
-	KindCondition Kind = "condition"
-	KindTaint     Kind = "taint"
-	KindCrossing  Kind = "crossing"
-	KindNotify    Kind = "notify"
-	KindKill      Kind = "kill"
+	KindCondition  Kind = "condition"
+	KindTaint      Kind = "taint"
+	KindCrossing   Kind = "crossing"
+	KindNotify     Kind = "notify"
+	KindKill       Kind = "kill"
 	// KindReclaim: the agent reclaimed a pod's page cache instead of evicting it (the reclaim rung).
 	KindReclaim Kind = "reclaim"
 	// KindRefused is an agent's eviction a PodDisruptionBudget refused: the pod keeps running.
