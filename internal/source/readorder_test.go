@@ -11,40 +11,13 @@ import (
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
 	"github.com/kube-pressure/pressure/internal/source/procfs"
+	"github.com/kube-pressure/pressure/internal/source/sourcetest"
 	"github.com/kube-pressure/pressure/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	cgrouptest.RunHogIfRequested()
 	os.Exit(m.Run())
-}
-
-// freeAfterFirstRead is a source.NodeReader that frees the hog's memory right after the first of its two
-// reads, whichever it is: a pod whose memory goes while its node is read.
-type freeAfterFirstRead struct {
-	t     *testing.T
-	node  *source.Node
-	hog   *cgrouptest.Hog
-	freed bool
-}
-
-func (r *freeAfterFirstRead) free() {
-	if !r.freed {
-		r.freed = true
-		if err := r.hog.Free(); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-}
-
-func (r *freeAfterFirstRead) ReadNode(now time.Time) (signal.Snapshot, error) {
-	defer r.free()
-	return r.node.ReadNode(now)
-}
-
-func (r *freeAfterFirstRead) ReadPods(s *signal.Snapshot, now time.Time) error {
-	defer r.free()
-	return r.node.ReadPods(s, now)
 }
 
 // TestAPodFreeingItsMemoryDuringTheReadIsNotSeenFreeWhileTheSignalStillCountsIt runs a hog holding
@@ -67,7 +40,12 @@ func TestAPodFreeingItsMemoryDuringTheReadIsNotSeenFreeWhileTheSignalStillCounts
 	}
 	l.Driver, l.PodsCgroup = cgroupfs.DriverCgroupfs, filepath.Join(filepath.Base(top), "kubepods")
 	node := &source.Node{Proc: procfs.NewReader(procfs.DefaultRoot), Cgroup: &cgroupfs.Reader{Layout: l}}
-	snap, err := source.ReadPodsFirst(&freeAfterFirstRead{t: t, node: node, hog: hog}, time.Now())
+	free := func() {
+		if err := hog.Free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := source.ReadPodsFirst(&sourcetest.AfterFirstRead{NodeReader: node, Change: free}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
