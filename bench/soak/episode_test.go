@@ -55,8 +55,10 @@ type result struct {
 	PredictedNear map[string][]string `json:"predictedNear,omitempty"`
 	RecordErr     string              `json:"recordErr,omitempty"`
 	// Why maps namespace/pod of each evicted pod to the cause `kubectl pressure why` gave (or its error).
-	Why        map[string]string `json:"why"`
-	Violations []Violation       `json:"violations"`
+	Why map[string]string `json:"why"`
+	// PDB are the samples of the episode's PodDisruptionBudget (invariant 3's PDBKept judges by them).
+	PDB        []PDBSample `json:"pdb,omitempty"`
+	Violations []Violation `json:"violations"`
 	// Notes say where an invariant held only by a tolerance it documents (SimulateAgrees: a lead decision
 	// at its margin).
 	Notes []string `json:"notes,omitempty"`
@@ -136,6 +138,11 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	}
 	r.Why = c.why(ctx, r.Evictions)
 	_, _, pdb := s.snapshot()
+	for _, b := range pdb {
+		if b.Namespace == ns {
+			r.PDB = append(r.PDB, b)
+		}
+	}
 	r.Violations, r.Notes = checkEpisode(r, pdb, c.node.PodsCgroup())
 	return r, c.clear(ctx, p)
 }

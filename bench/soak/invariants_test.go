@@ -271,3 +271,23 @@ func TestLeadToleranceIsTenPercentEachWay(t *testing.T) {
 		t.Errorf("LeadTolerance(2s) = %q, want %q", got, want)
 	}
 }
+
+// The budget allowed 1 before the agent's eviction at 10.0 s and 0 after it; the read started at 9.9 s and
+// returned at 10.2 s, after the eviction. Stamped when it returned, it is not a sample before the
+// eviction, and the eviction the budget allowed is no violation.
+func TestAPDBReadIsStampedWhenItReturns(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 12, 37, 0, 0, time.UTC)
+	clock := t0.Add(9900 * time.Millisecond)
+	now := func() time.Time { return clock }
+	get := func() (int32, error) { clock = clock.Add(300 * time.Millisecond); return 0, nil }
+	p, err := readPDB("ns", "pdb", get, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := t0.Add(10200 * time.Millisecond); !p.At.Equal(want) {
+		t.Errorf("sample stamped %s, want %s (when the read returned)", p.At, want)
+	}
+	before := PDBSample{At: t0.Add(7 * time.Second), Namespace: "ns", Name: "pdb", DisruptionsAllowed: 1}
+	evs := []Eviction{{Namespace: "ns", Pod: "pdb-a", By: "agent", PDB: "pdb", At: t0.Add(10 * time.Second)}}
+	wantViolations(t, PDBKept([]PDBSample{before, p}, evs), 0, InvPDBKept)
+}

@@ -73,11 +73,32 @@ func (s *sampler) sample(ctx context.Context) {
 	if ns == "" {
 		return
 	}
-	if b, err := s.c.client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pdb", metav1.GetOptions{}); err == nil {
+	get := func() (int32, error) {
+		b, err := s.c.client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "pdb", metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return b.Status.DisruptionsAllowed, nil
+	}
+	if p, err := readPDB(ns, "pdb", get, time.Now); err == nil {
 		s.mu.Lock()
-		s.pdb = append(s.pdb, PDBSample{At: now, Namespace: ns, Name: "pdb", DisruptionsAllowed: b.Status.DisruptionsAllowed})
+		s.pdb = append(s.pdb, p)
 		s.mu.Unlock()
 	}
+}
+
+// readPDB reads a budget's status with get and stamps it with the time the read returned (clock after
+// get): the state it holds is no older than that, and PDBKept judges an eviction by the samples stamped
+// before it. Stamped with the sampling round's start instead, a read that returned after an eviction
+// (the round first reads every agent's and janitor's metrics) showed the budget the eviction had just
+// used up as if it were the budget before it: a false violation (soak seed 20261205, episode 16 of the
+// fourth run).
+func readPDB(ns, name string, get func() (int32, error), clock func() time.Time) (PDBSample, error) {
+	allowed, err := get()
+	if err != nil {
+		return PDBSample{}, err
+	}
+	return PDBSample{At: clock(), Namespace: ns, Name: name, DisruptionsAllowed: allowed}, nil
 }
 
 func (s *sampler) samplePod(ctx context.Context, now time.Time, p *corev1.Pod) {
