@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/internal/evidence"
@@ -171,11 +172,34 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation
 	return out, notes
 }
 
+// waitServiceAccount waits up to limit for the ServiceAccount "default" of namespace ns, which the
+// controller manager makes after the namespace: a pod created before it is refused ("error looking up
+// service account"). After the API server's restart the controller manager takes a while to catch up
+// (soak seed 20261205, episode 71 of the fourth run, right after an apiserver-stop: the run stopped).
+func waitServiceAccount(ctx context.Context, client kubernetes.Interface, ns string, every, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("serviceaccount %s/default not made within %s: %w", ns, limit, err)
+		case <-time.After(every):
+		}
+	}
+}
+
 // create makes the episode's namespace, pods, critical pod and PDB-protected Deployment.
 func (c *soakCluster) create(ctx context.Context, p Plan) error {
 	ns := p.Namespace()
 	if _, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	if err := waitServiceAccount(ctx, c.client, ns, 200*time.Millisecond, 2*time.Minute); err != nil {
+		return err
 	}
 	labels := map[string]string{"app": "pdb"}
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "pdb", Namespace: ns},

@@ -113,7 +113,9 @@ func TestSoak(t *testing.T) {
 		r, err := c.episode(ctx, s, p, cfg.cap, seen, filepath.Join(out, fmt.Sprintf("episode-%d", e)))
 		rep.add(t, r, err)
 		if err != nil && ctx.Err() == nil {
-			t.Fatalf("episode %d of seed %d: %v (rerun alone: %s)", e, cfg.seed, err, cfg.rerun(e))
+			// The run stops, but its report is still written: the episodes so far and the resources.
+			t.Errorf("episode %d of seed %d: %v (rerun alone: %s); the run stops here", e, cfg.seed, err, cfg.rerun(e))
+			break
 		}
 	}
 	if ctx.Err() != nil {
