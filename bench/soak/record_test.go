@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kube-pressure/pressure/internal/cli"
+	agentcfg "github.com/kube-pressure/pressure/internal/config/agent"
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/why"
 )
@@ -30,10 +31,10 @@ func runPressureCLI(ctx context.Context, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-// record starts `kubectl pressure record NODE --every 1s --local --local-every 100ms --out dir` in the
+// record starts `kubectl pressure record NODE --every 1s --local --local-every 25ms --out dir` in the
 // background: the driver runs on the node as root, so the recording also holds the agent's own view
-// (the pods' cgroups read as pressure-agent reads them, every 100 ms), which simulate's agent run reads
-// (invariant 2). The returned function stops it as Ctrl-C does (what was recorded is kept) and returns
+// (the pods' cgroups read as pressure-agent reads them, as often as its poll near a threshold), which
+// simulate's agent run reads (invariant 2). The returned function stops it as Ctrl-C does (what was recorded is kept) and returns
 // its error.
 func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration) func() error {
 	rctx, stop := context.WithCancel(ctx)
@@ -54,8 +55,12 @@ func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration)
 	}
 }
 
-// localEvery is the interval of the recording's local reads of the node's cgroups: the agent's fastest poll.
-const localEvery = 100 * time.Millisecond
+// localEvery is the interval of the recording's local reads of the node's cgroups: the agent's fastest
+// poll (agent.config notifiers.pollInterval, 25ms by default). At 100ms, the old floor, the recording
+// missed what the agent's 25ms reads saw: a dip under the threshold between two samples (episode 86 of
+// the fourth run: the agent read 454Mi, the recording's lowest was 480Mi) and an unpaced hog's 1.5Gi/s
+// burst that raised the eviction lead (episode 76), so simulate named other victims.
+const localEvery = agentcfg.DefaultPollInterval
 
 // simulation is the part of `simulate -o json` the soak reads.
 type simulation struct {
