@@ -303,11 +303,12 @@ func (p *PersistentLedger) Settle(ctx context.Context, uid string, now time.Time
 	return p.flush(ctx, now, true)
 }
 
-// Prune runs policy.History.Prune and saves when it changed anything; it also publishes the avoidances
-// when the last publication failed or never happened.
+// Prune runs policy.History.Prune and saves when the store is behind: what it pruned now, or a change
+// whose save failed (the API server was down when an entry expired: the next Prune writes it, not the
+// next eviction); it also publishes the avoidances when the last publication failed or never happened.
 func (p *PersistentLedger) Prune(ctx context.Context, now time.Time) error {
-	changed := p.change(now, func(h *policy.History) bool { return h.Prune(now) })
-	return p.flush(ctx, now, changed)
+	p.change(now, func(h *policy.History) bool { return h.Prune(now) })
+	return p.flush(ctx, now, true)
 }
 
 // Avoidances returns the avoidances in force at now.

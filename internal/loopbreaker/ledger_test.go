@@ -257,3 +257,46 @@ func TestWriteLedgerKeepsTheStoredFormat(t *testing.T) {
 		t.Errorf("written again (-got +want):\n%s", diff)
 	}
 }
+
+// failingStore is a store whose saves fail while down (the API server stopped).
+type failingStore struct {
+	loopbreakertest.Store
+	down bool
+}
+
+func (s *failingStore) Save(ctx context.Context, b []byte) error {
+	if s.down {
+		return errors.New("connection refused")
+	}
+	return s.Store.Save(ctx, b)
+}
+
+// An entry expires while the API server is down: the prune's save fails. The next prune has nothing new
+// to prune, but the store is behind, so it saves: the stored ledger forgets the entry as soon as the
+// API server is back, not at the next eviction (soak seed 20261205, fourth run: an entry kept 11m16s).
+func TestAPruneWhoseSaveFailedIsSavedByTheNextPrune(t *testing.T) {
+	ctx := context.Background()
+	store := &failingStore{}
+	l, err := LoadLedger(ctx, store, policy.LoopConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Record(ctx, evicted("a", deploy, t0)); err != nil {
+		t.Fatal(err)
+	}
+	store.down = true
+	if err := l.Prune(ctx, t0.Add(11*time.Minute)); err == nil {
+		t.Fatal("prune with the store down returned no error")
+	}
+	store.down = false
+	if err := l.Prune(ctx, t0.Add(11*time.Minute+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := ReadLedger(bytes.NewReader(store.Data), policy.LoopConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stored.Entries()); n != 0 {
+		t.Errorf("the store still holds %d entries after the API server came back: %s", n, store.Data)
+	}
+}
