@@ -387,10 +387,10 @@ func SimulateAgrees(evs []Eviction, predicted []string, near map[string][]string
 func setDiff(real map[string]bool, predicted []string) (missed, extra []string) {
 	sim := map[string]bool{}
 	for _, p := range predicted {
-		sim[p] = true
-		if !real[p] && !slices.Contains(extra, p) {
+		if !real[p] && !sim[p] {
 			extra = append(extra, p)
 		}
+		sim[p] = true
 	}
 	for k := range real {
 		if !sim[k] {

@@ -111,6 +111,7 @@ func (a *Agent) read(now time.Time, trigger string) signal.Snapshot {
 		}
 	} else {
 		a.Metrics.podStatsReads.WithLabelValues(why).Inc()
+		// A periodic sync read the node only to ask PodStatsDue; it reads it again after the pods.
 		snap, err = source.ReadPodsFirst(a.Source, now)
 		a.st.pods, a.st.podsAt = snap.Pods, now
 	}
