@@ -24,8 +24,8 @@ import (
 	"github.com/kube-pressure/pressure/test/oomkill"
 )
 
-// minEpisode is how long an episode runs at least before the driver looks for calm: the slowest hogs
-// reach their targets, a fault 15 s after it ended.
+// minEpisode is how long an episode runs at least before the driver looks for calm; a slow workload
+// or a late fault makes it longer (Plan.MinDuration).
 const minEpisode = 45 * time.Second
 
 // result is what one episode observed and which invariants it broke.
@@ -73,6 +73,10 @@ type result struct {
 func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.Duration, seen map[string]bool, dir string) (result, error) {
 	ns := p.Namespace()
 	r := result{Plan: p}
+	minFor, err := p.MinDuration(minEpisode)
+	if err != nil {
+		return r, err
+	}
 	mark, err := oomkill.Mark()
 	if err != nil {
 		return r, err
@@ -94,9 +98,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 	defer s.setPDBNamespace("")
 	r.Started = time.Now()
 	done := make(chan struct{})
-	minFor := minEpisode
 	if p.Fault != nil {
-		minFor = max(minFor, time.Duration(p.Fault.At+p.Fault.For)+15*time.Second)
 		go func() {
 			defer close(done)
 			select {
@@ -153,7 +155,9 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation, notes []string) {
 	out = append(out, NoForeignOOMKill(r.Kills, podsCgroup, r.OOMCounterRise)...)
 	if r.RecordErr == "" {
-		v, note := SimulateAgrees(r.Evictions, r.Predicted, r.PredictedNear, r.Plan.Fault != nil)
+		within, late := Recorded(r.Evictions, r.Ended)
+		out = append(out, late...)
+		v, note := SimulateAgrees(within, r.Predicted, r.PredictedNear, r.Plan.Fault != nil)
 		out = append(out, v...)
 		if note != "" {
 			notes = append(notes, "2: "+note)

@@ -56,9 +56,13 @@ func TestRejudge(t *testing.T) {
 			continue
 		}
 		verdict := "judged: agree"
-		if r.Plan.Fault != nil {
+		within, late := Recorded(r.Evictions, r.Ended)
+		if len(late) > 0 {
+			verdict = "**violated**: " + late[0].Message
+			t.Errorf("episode %d: %s", r.Plan.Episode, late[0].Message)
+		} else if r.Plan.Fault != nil {
 			verdict = "not judged (a fault)"
-		} else if v, note := SimulateAgrees(r.Evictions, predicted, near, false); len(v) > 0 {
+		} else if v, note := SimulateAgrees(within, predicted, near, false); len(v) > 0 {
 			verdict = "**violated**: " + v[0].Message
 			t.Errorf("episode %d: %s", r.Plan.Episode, v[0].Message)
 		} else if note != "" {
