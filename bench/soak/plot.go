@@ -3,7 +3,9 @@ package soak
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,6 +19,11 @@ const (
 	plotTop     = 30
 	panelGap    = 50
 )
+
+// plotGap is the longest time between two points of a series drawn as joined (five of the sampler's 3 s
+// periods): a janitor standby that led for a while has no standby points meanwhile, and a line across
+// that time would read as a trend.
+const plotGap = 15 * time.Second
 
 var plotColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
@@ -32,19 +39,11 @@ var plotPanels = []struct {
 }
 
 // Plot writes an SVG of the run's series over time: one panel each for RSS, goroutines and the ledger's
-// size, a line per series (per process: agent/<pod>#<restarts>), its name in the legend. Deterministic.
+// size, a line per series (per process: agent/<pod>#<restarts>, janitor/<pod>#<n> leader|standby),
+// coloured by its role (plotRole), and above each panel a legend of the roles with how many processes
+// each had (a run of 100 episodes has dozens: a line each in the legend covered the panel). Deterministic.
 func Plot(w io.Writer, series []Series) error {
-	var t0, t1 time.Time
-	for _, s := range series {
-		for _, p := range s.Points {
-			if t0.IsZero() || p.At.Before(t0) {
-				t0 = p.At
-			}
-			if p.At.After(t1) {
-				t1 = p.At
-			}
-		}
-	}
+	t0, t1 := plotSpan(series)
 	span := max(t1.Sub(t0).Seconds(), 1)
 	height := plotTop + len(plotPanels)*(panelHeight+panelGap)
 	var b strings.Builder
@@ -73,20 +72,89 @@ func Plot(w io.Writer, series []Series) error {
 		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">0</text>`+"\n", plotLeft-4, top+panelHeight)
 		fmt.Fprintf(&b, `<text x="%d" y="%.0f">0</text><text x="%d" y="%.0f" text-anchor="end">%s</text>`+"\n",
 			plotLeft, top+panelHeight+14, plotWidth-plotRight, top+panelHeight+14, time.Duration(span*float64(time.Second)).Round(time.Second))
-		for j, s := range in {
-			color := plotColors[j%len(plotColors)]
-			var pts []string
-			for _, p := range s.Points {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.At), y(p.V)))
+		roles := plotRoles(in, pn.suffix)
+		for _, s := range in {
+			var d []string
+			for k, p := range s.Points {
+				cmd := "L"
+				if k == 0 || p.At.Sub(s.Points[k-1].At) > plotGap {
+					cmd = "M"
+				}
+				d = append(d, fmt.Sprintf("%s%.1f,%.1f", cmd, x(p.At), y(p.V)))
 			}
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", color, strings.Join(pts, " "))
-			fmt.Fprintf(&b, `<text x="%d" y="%.0f" fill="%s">%s</text>`+"\n", plotLeft+8, top+14+float64(j)*13, color,
-				xmlEscape(strings.TrimSuffix(s.Name, pn.suffix)))
+			name := strings.TrimSuffix(s.Name, pn.suffix)
+			fmt.Fprintf(&b, `<path fill="none" stroke="%s" stroke-width="1.5" d="%s"><title>%s</title></path>`+"\n",
+				roles[plotRole(name)].color, strings.Join(d, " "), xmlEscape(name))
+		}
+		legendX := plotWidth - plotRight
+		for _, r := range slices.Backward(slices.SortedFunc(maps.Values(roles), func(a, b plotRoleInfo) int { return a.order - b.order })) {
+			fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end" fill="%s">%s</text>`+"\n", legendX, top-8, r.color, xmlEscape(r.label()))
+			legendX -= 10 + 7*len(r.label())
 		}
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// plotSpan is the first and last time of any point.
+func plotSpan(series []Series) (t0, t1 time.Time) {
+	for _, s := range series {
+		for _, p := range s.Points {
+			if t0.IsZero() || p.At.Before(t0) {
+				t0 = p.At
+			}
+			if p.At.After(t1) {
+				t1 = p.At
+			}
+		}
+	}
+	return t0, t1
+}
+
+// plotRole is a series' role: "agent", "janitor leader", "janitor standby", or its whole name (the
+// node's ledger).
+func plotRole(name string) string {
+	kind, rest, ok := strings.Cut(name, "/")
+	if !ok {
+		return name
+	}
+	if _, role, ok := strings.Cut(rest, " "); ok {
+		return kind + " " + role
+	}
+	return kind
+}
+
+// plotRoleInfo is one role of a panel: its colour, its place in the legend and how many series it has.
+type plotRoleInfo struct {
+	name  string
+	color string
+	order int
+	n     int
+}
+
+func (r plotRoleInfo) label() string {
+	if r.n == 1 {
+		return r.name
+	}
+	return fmt.Sprintf("%s (%d processes)", r.name, r.n)
+}
+
+// plotRoles gives the roles of a panel's series, coloured in the order of their names.
+func plotRoles(in []Series, suffix string) map[string]plotRoleInfo {
+	roles := map[string]plotRoleInfo{}
+	for _, s := range in {
+		r := plotRole(strings.TrimSuffix(s.Name, suffix))
+		info := roles[r]
+		info.name, info.n = r, info.n+1
+		roles[r] = info
+	}
+	for i, name := range slices.Sorted(maps.Keys(roles)) {
+		info := roles[name]
+		info.color, info.order = plotColors[i%len(plotColors)], i
+		roles[name] = info
+	}
+	return roles
 }
 
 func xmlEscape(s string) string {
