@@ -103,38 +103,32 @@ func limitOrNil(v uint64) *uint64 {
 	return &v
 }
 
-// readMemoryV1 reads a v1 memory cgroup directory.
-func readMemoryV1(dir string) (Memory, error) {
-	var m Memory
-	var err error
-	if m.Usage, err = readFile(filepath.Join(dir, "memory.usage_in_bytes"), parse.SingleUint); err != nil {
-		return Memory{}, err
-	}
-	lim, err := readFile(filepath.Join(dir, "memory.limit_in_bytes"), parse.SingleUint)
-	if err != nil {
-		return Memory{}, err
-	}
-	m.Limit = limitOrNil(lim)
-	statPath := filepath.Join(dir, "memory.stat")
-	stat, err := readFile(statPath, ParseMemoryStat)
-	if err != nil {
-		return Memory{}, err
-	}
-	if m.InactiveFile, err = statKey(stat, statPath, "total_inactive_file"); err != nil {
-		return Memory{}, err
-	}
-	m.Stat = stat
-	return m, nil
+// cgroupMemoryFiles names a non-root memory cgroup's files of one cgroup version: its usage, its limit (and
+// how the limit reads) and the memory.stat key of its inactive file pages.
+type cgroupMemoryFiles struct {
+	usage, limit, inactiveFile string
+	parseLimit                 func(io.Reader, string) (uint64, error)
 }
 
+var (
+	cgroupMemoryFilesV1 = cgroupMemoryFiles{"memory.usage_in_bytes", "memory.limit_in_bytes", "total_inactive_file", parse.SingleUint}
+	cgroupMemoryFilesV2 = cgroupMemoryFiles{"memory.current", "memory.max", "inactive_file", parse.SingleUintOrMax}
+)
+
+// readMemoryV1 reads a v1 memory cgroup directory.
+func readMemoryV1(dir string) (Memory, error) { return readMemory(dir, cgroupMemoryFilesV1) }
+
 // readMemoryV2 reads a non-root v2 memory cgroup directory.
-func readMemoryV2(dir string) (Memory, error) {
+func readMemoryV2(dir string) (Memory, error) { return readMemory(dir, cgroupMemoryFilesV2) }
+
+// readMemory reads a non-root memory cgroup directory whose files are f.
+func readMemory(dir string, f cgroupMemoryFiles) (Memory, error) {
 	var m Memory
 	var err error
-	if m.Usage, err = readFile(filepath.Join(dir, "memory.current"), parse.SingleUint); err != nil {
+	if m.Usage, err = readFile(filepath.Join(dir, f.usage), parse.SingleUint); err != nil {
 		return Memory{}, err
 	}
-	lim, err := readFile(filepath.Join(dir, "memory.max"), parse.SingleUintOrMax)
+	lim, err := readFile(filepath.Join(dir, f.limit), f.parseLimit)
 	if err != nil {
 		return Memory{}, err
 	}
@@ -144,7 +138,7 @@ func readMemoryV2(dir string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	if m.InactiveFile, err = statKey(stat, statPath, "inactive_file"); err != nil {
+	if m.InactiveFile, err = statKey(stat, statPath, f.inactiveFile); err != nil {
 		return Memory{}, err
 	}
 	m.Stat = stat
