@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -15,16 +16,16 @@ var (
 		cmp:  func(a, b Values) int { return cmpBool(a.Exceeds, b.Exceeds) },
 		show: showExceeds}
 	byPriority = comparator{key: KeyPriority,
-		cmp:  func(a, b Values) int { return cmpInt(int64(a.Priority), int64(b.Priority)) },
+		cmp:  func(a, b Values) int { return cmp.Compare(a.Priority, b.Priority) },
 		show: func(v Values) string { return strconv.Itoa(int(v.Priority)) }}
 	byUsageAboveRequest = comparator{key: KeyUsageAboveRequest, stats: true,
-		cmp:  func(a, b Values) int { return cmpInt(b.Score, a.Score) },
+		cmp:  func(a, b Values) int { return cmp.Compare(b.Score, a.Score) },
 		show: func(v Values) string { return strconv.FormatInt(v.Score, 10) }}
 	byProcessCount = comparator{key: KeyProcessCount, stats: true,
-		cmp:  func(a, b Values) int { return cmpInt(b.Score, a.Score) },
+		cmp:  func(a, b Values) int { return cmp.Compare(b.Score, a.Score) },
 		show: func(v Values) string { return strconv.FormatInt(v.Score, 10) }}
 	byDiskAboveRequest = comparator{key: KeyDiskUsageAboveRequest, stats: true,
-		cmp:  func(a, b Values) int { return cmpInt(b.Score, a.Score) },
+		cmp:  func(a, b Values) int { return cmp.Compare(b.Score, a.Score) },
 		show: func(v Values) string { return strconv.FormatInt(v.Score, 10) }}
 )
 

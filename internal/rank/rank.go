@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -123,12 +124,12 @@ func tieBreak(a, b Entry) (int, Step) {
 	bn := b.Candidate.Namespace + "/" + b.Candidate.Name
 	switch {
 	case an != bn:
-		return cmpString(an, bn), Step{Key: KeyTieName, Before: an, After: bn}
+		return cmp.Compare(an, bn), Step{Key: KeyTieName, Before: an, After: bn}
 	case a.Candidate.UID != b.Candidate.UID:
-		return cmpString(a.Candidate.UID, b.Candidate.UID),
+		return cmp.Compare(a.Candidate.UID, b.Candidate.UID),
 			Step{Key: KeyTieUID, Before: a.Candidate.UID, After: b.Candidate.UID}
 	}
-	return cmpInt(int64(a.Index), int64(b.Index)),
+	return cmp.Compare(a.Index, b.Index),
 		Step{Key: KeyTieInput, Before: fmt.Sprint(a.Index), After: fmt.Sprint(b.Index)}
 }
 
@@ -148,24 +149,4 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
