@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kube-pressure/pressure/internal/kubeconv"
+	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/sim"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -49,7 +50,7 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 	pods := map[string]*recordedPod{}
 	seen := map[signal.Signal]map[memoryKey]bool{signal.MemoryAvailable: {}, signal.AllocatableMemoryAvailable: {}}
 	var firstConfig []byte
-	agentEvicted := map[string]time.Time{} // the pods pressure-agent's ledger names, in any snapshot, and when
+	agentEvicted := map[string]ledgerEviction{} // the pods pressure-agent's ledger names, in any snapshot, when and how
 	ledgerWarned := false
 	for i, st := range stamps {
 		sub := filepath.Join(dir, st.name)
@@ -72,8 +73,8 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 		}
 		addSnapshot(&out.Recording, pods, seen, snap, st.at)
 		evs, problem := ledgerEvictions(&snap.Node)
-		for uid, at := range evs {
-			agentEvicted[uid] = at
+		for uid, e := range evs {
+			agentEvicted[uid] = e
 		}
 		if problem != "" && !ledgerWarned {
 			out.Warnings, ledgerWarned = append(out.Warnings, snap.Origin[FileNode]+": "+problem+
@@ -284,21 +285,25 @@ func addMemory(dst *[]sim.MemorySample, obs map[signal.Signal]signal.Observation
 
 // finishPods closes the pods: a pod that disappeared from the snapshots before the end is gone
 // (deleted) after the last snapshot that listed it. A pod that ended and that pressure-agent's ledger
-// on the node names (agent: the UIDs of any snapshot's ledger, with the ledger's time of the eviction)
-// is the agent's eviction, whatever its rung (an Eviction API eviction, or the DELETE after a
+// on the node names (agent: the UIDs of any snapshot's ledger, with the ledger's time and rung of the
+// eviction) is the agent's eviction, whatever its rung (an Eviction API eviction, or the DELETE after a
 // PodDisruptionBudget's refusal), at the ledger's time; an Eviction API eviction the ledger does not
-// name is another client's (a drain, a descheduler): gone, ended in every run.
-func finishPods(pods map[string]*recordedPod, end time.Time, agent map[string]time.Time) []sim.RecordedPod {
+// name is another client's (a drain, a descheduler): gone, ended in every run. A pod the agent deleted
+// after a refusal is protected by a PodDisruptionBudget that allowed no disruption then (sim.PodInfo.PDB):
+// the simulated Eviction API refuses it too (soak seed 20261205 episode 29: the simulated API accepted
+// both of a Deployment's pods, whose budget allowed one eviction, and freed the second 7 s early).
+func finishPods(pods map[string]*recordedPod, end time.Time, agent map[string]ledgerEviction) []sim.RecordedPod {
 	out := make([]sim.RecordedPod, 0, len(pods))
 	for uid, rp := range pods {
 		info := &rp.rp.Info
 		if info.End == sim.EndNone && rp.lastAt.Before(end) {
 			info.End, info.Ended = sim.EndGone, rp.lastAt
 		}
-		at, byAgent := agent[uid]
+		ev, byAgent := agent[uid]
 		switch {
 		case byAgent && (info.End == sim.EndGone || info.End == sim.EndEvicted && info.By == sim.ActorAgent):
-			info.End, info.By, info.Ended = sim.EndEvicted, sim.ActorAgent, at
+			info.End, info.By, info.Ended = sim.EndEvicted, sim.ActorAgent, ev.At
+			info.PDB = ev.Rung == string(policy.RungDelete)
 		case info.End == sim.EndEvicted && info.By == sim.ActorAgent:
 			info.End, info.By = sim.EndGone, ""
 		}

@@ -138,7 +138,7 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 	}
 }
 
-// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays three soak episodes (bench/soak: seed
+// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays five soak episodes (bench/soak: seed
 // 1796443068, episodes 34 and 35; seed 20261205, episode 0) in which the real pressure-agent evicted pods, recorded with the
 // agent's own view (record --local): simulate's pressure-agent run evicts the pods the agent evicted
 // (agent-evictions.json: its eviction requests the API server accepted, from the audit log, and its
@@ -147,9 +147,15 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 // deletions that ended the pods in every run: the run lost a ramping pod the moment the real agent
 // evicted it (episode 35: hog-2 never predicted) and counted the DELETE as nobody's (episode 34); and
 // a release read just before the ledger's time of the eviction was taken for the pod's own (seed
-// 20261205 episode 0: hog-1 never predicted).
+// 20261205 episode 0: hog-1 never predicted). Two episodes of the fifth run (seed 20261205, run f):
+// 29, where the simulated Eviction API accepted both pods of a Deployment whose budget allowed one
+// eviction (the agent DELETEd the second after the refusal, and the model freed it 7 s early, so it
+// never evicted hog-0), and 33, where the agent took 0.3-0.4 s per eviction and synced again only
+// after three of them (the model evicted them at once and synced again at once, and saw the pressure
+// end before the fork pod's turn): simulate now reads both from the recording (the ledger's rung, the
+// gaps between the ledger's evictions: timing.agentRequest).
 func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
-	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35"} {
+	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35", "soak-1205f-ep29", "soak-1205f-ep33"} {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
 			var real []struct {
@@ -236,4 +242,34 @@ func simulateRecording(t *testing.T, dir, name string, real any) simulatedRecord
 		t.Fatal(err)
 	}
 	return res
+}
+
+// The agent's time per eviction is what decides soak episode 33: read from the recording (334ms), the
+// simulated agent syncs again only after its three evictions and evicts fork as the real one did; told
+// that the shell takes no time, it syncs at once, sees the pressure end and evicts no fork.
+func TestSimulateReadsTheAgentsTimePerEvictionFromTheRecording(t *testing.T) {
+	dir := untar(t, "soak-1205f-ep33")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantFork bool
+		wantNote string
+	}{
+		{"from the recording", nil, true, "334ms each"},
+		{"set to nothing", []string{"--set", "timing.agentRequest=0s"}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runCLI(t, append([]string{"simulate", dir}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agentRun := out[strings.Index(out, "RUN agent"):strings.Index(out, "RECORDED")]
+			if got := strings.Contains(agentRun, "soak-20261205-33/fork"); got != tc.wantFork {
+				t.Errorf("the agent's run evicts fork: %t, want %t\n%s", got, tc.wantFork, agentRun)
+			}
+			if got := strings.Contains(out, "syncs again after the last"); got != (tc.wantNote != "") || !strings.Contains(out, tc.wantNote) {
+				t.Errorf("NOTES on the agent's time per eviction: %t, want the note %q\n%s", got, tc.wantNote, out)
+			}
+		})
+	}
 }

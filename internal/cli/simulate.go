@@ -271,6 +271,7 @@ func (in *simInput) options(sets []assignment, noAgent bool) (sim.Options, sim.W
 	if in.recording != nil {
 		in.phase(&o.Timing, sets)
 		in.localStep(&o.Timing, sets)
+		in.agentRequest(&o.Timing, sets)
 		return o, in.recording.World(), nil
 	}
 	m, err := in.scenario.Model(cfg)
@@ -302,45 +303,6 @@ func (in *simInput) checkTiming(t sim.Timing) error {
 		return fmt.Errorf("%s: %w", in.source, err)
 	}
 	return nil
-}
-
-// phase sets the kubelet's loop phase from the recording, unless --set timing.firstSync gives it.
-func (in *simInput) phase(t *sim.Timing, sets []assignment) {
-	for _, a := range sets {
-		if a.key == "timing.firstSync" || a.key == "timing.syncDuration" {
-			return
-		}
-	}
-	ph, ok := in.recording.InferPhase(t.Housekeeping)
-	if !ok {
-		in.notes = append(in.notes, fmt.Sprintf("the kubelet's housekeeping loop could not be inferred from the recording "+
-			"(%d of %d memory samples fit a loop): its first sync is at the start; set it with --set timing.firstSync=DURATION",
-			ph.Agree, ph.Samples))
-		return
-	}
-	t.FirstSync, t.SyncDuration = ph.FirstSync, ph.Period-t.Housekeeping
-	in.notes = append(in.notes, fmt.Sprintf("the kubelet's housekeeping loop, inferred from the recording (its syncs refresh "+
-		"the memory samples: %d of %d fit): a sync every %s, the first at %s; override with --set timing.firstSync=DURATION "+
-		"--set timing.syncDuration=DURATION", ph.Agree, ph.Samples, ph.Period, sim.FormatOffset(ph.FirstSync)))
-}
-
-// localStep makes the model step as often as the recording's local samples when they are more frequent
-// than timing.step (and at least 10ms), unless --set timing.step says otherwise: the agent's run then
-// sees every read of the agent's view (recorded at the agent's 25ms poll, a dip between two 100ms
-// steps, or a fall fast enough for the eviction lead, is the agent's to see).
-func (in *simInput) localStep(t *sim.Timing, sets []assignment) {
-	for _, a := range sets {
-		if a.key == "timing.step" {
-			return
-		}
-	}
-	every := in.recording.LocalInterval().Round(time.Millisecond)
-	if len(in.recording.Local) == 0 || every < 10*time.Millisecond || every >= t.Step {
-		return
-	}
-	t.Step = every
-	in.notes = append(in.notes, fmt.Sprintf("the model steps every %s, as often as the recording's local samples "+
-		"(override with --set timing.step=DURATION)", every))
 }
 
 // configError names where a refused kubelet setting came from: a --set, the scenario's line, or the

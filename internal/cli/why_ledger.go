@@ -39,10 +39,17 @@ func ledgerEntries(node *corev1.Node, uid string) ([]why.LedgerEntry, string) {
 	return out, ""
 }
 
-// ledgerEvictions returns when the agent's ledger on node says it evicted each pod it names (by UID: its
-// evictions still in the loop window or in flight); none when the node has no ledger. A ledger that
-// cannot be decoded names none and is reported.
-func ledgerEvictions(node *corev1.Node) (map[string]time.Time, string) {
+// ledgerEviction is one eviction the agent's ledger names: when it was carried out and by which rung
+// (policy.RungEviction, policy.RungDelete after a PodDisruptionBudget refused, policy.RungCgroupKill).
+type ledgerEviction struct {
+	At   time.Time
+	Rung string
+}
+
+// ledgerEvictions returns the evictions the agent's ledger on node names (by UID: its evictions still in
+// the loop window or in flight); none when the node has no ledger. A ledger that cannot be decoded names
+// none and is reported.
+func ledgerEvictions(node *corev1.Node) (map[string]ledgerEviction, string) {
 	raw, ok := node.Annotations[loopbreaker.LedgerAnnotation]
 	if !ok {
 		return nil, ""
@@ -51,9 +58,9 @@ func ledgerEvictions(node *corev1.Node) (map[string]time.Time, string) {
 	if err != nil {
 		return nil, "node " + node.Name + ": annotation " + loopbreaker.LedgerAnnotation + ": " + err.Error()
 	}
-	out := map[string]time.Time{}
+	out := map[string]ledgerEviction{}
 	for _, e := range l.Entries() {
-		out[e.UID] = e.At
+		out[e.UID] = ledgerEviction{At: e.At, Rung: e.Rung}
 	}
 	return out, ""
 }

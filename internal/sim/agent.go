@@ -107,6 +107,9 @@ type agent struct {
 	// avoid holds the avoidances of the node in force at the last sync, by owner UID, with when each
 	// was first seen.
 	avoid map[string]avoidance
+	// busyUntil is when the shell is done carrying out the last plan's evictions (Timing.AgentRequest
+	// each): no sync starts before it.
+	busyUntil time.Time
 }
 
 // wake reports whether the agent's poll wakes it at a tick with these observations: a crossing of
@@ -181,9 +184,10 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 			}
 		}
 	}
-	for _, ev := range plan.Evictions {
-		g.evict(r, t, ev, cands, obs, trigger)
+	for i, ev := range plan.Evictions {
+		g.evict(r, t, time.Duration(i)*r.timing.AgentRequest, ev, cands, obs, trigger)
 	}
+	g.busyUntil = t.Add(time.Duration(len(plan.Evictions)) * r.timing.AgentRequest)
 	for _, uid := range plan.Kills {
 		for _, c := range cands {
 			if c.UID == uid {
@@ -195,7 +199,9 @@ func (g *agent) sync(r *run, t time.Time, trigger string) {
 	}
 }
 
-func (g *agent) evict(r *run, t time.Time, ev AgentEviction, cands []rank.Candidate,
+// evict carries out one planned eviction of the step at t, after the plan's evictions before it
+// (queued: their requests' time).
+func (g *agent) evict(r *run, t time.Time, queued time.Duration, ev AgentEviction, cands []rank.Candidate,
 	obs map[signal.Signal]signal.Observation, trigger string) {
 	var c *rank.Candidate
 	for i := range cands {
@@ -223,14 +229,14 @@ func (g *agent) evict(r *run, t time.Time, ev AgentEviction, cands []rank.Candid
 		info.StatsAge = Duration(t.Sub(c.Stats.Time))
 	}
 	if ev.Refused {
-		r.add(Event{At: t.Add(ev.After), Actor: ActorAgent, Kind: KindRefused, Subject: info.Pod,
+		r.add(Event{At: t.Add(queued + ev.After), Actor: ActorAgent, Kind: KindRefused, Subject: info.Pod,
 			Detail: joinNonEmpty("; ", "refused by a PodDisruptionBudget: the pod keeps running", ev.Why)})
 		return
 	}
 	if ev.Rung != string(policy.RungEviction) {
 		info.Rung = ev.Rung
 	}
-	at := t.Add(ev.After)
+	at := t.Add(queued + ev.After)
 	r.node.evict(ev.UID, kill{by: ActorAgent, at: at, released: at.Add(r.timing.AgentEviction),
 		cleaned: at.Add(r.timing.AgentEviction), deletion: at.Add(time.Duration(ev.GraceSeconds) * time.Second)})
 	brief := *info

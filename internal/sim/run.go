@@ -162,9 +162,19 @@ func (r *run) handle(e event) {
 			k.sync(r, t, "memcg notification")
 		}
 	case evAgentSync:
+		if t.Before(r.agent.busyUntil) {
+			r.q.push(r.agent.busyUntil, evAgentSync) // the shell still carries out the last plan
+			return
+		}
 		r.agent.sync(r, t, "")
 		r.q.push(t.Add(r.agent.timing.SyncPeriod), evAgentSync)
 	case evAgentWake:
+		if t.Before(r.agent.busyUntil) {
+			if !r.q.has(evAgentWake, r.agent.busyUntil) {
+				r.q.push(r.agent.busyUntil, evAgentWake) // a wake while acting: the sync after it
+			}
+			return
+		}
 		r.agent.sync(r, t, "poll: "+r.wakeWhy)
 	case evStatus:
 		k.writeStatus(r, t)

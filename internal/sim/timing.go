@@ -39,6 +39,11 @@ type Timing struct {
 	// AgentEviction is from the agent's eviction request until the pod's memory is free (API round
 	// trip, the pod's grace period, the kill).
 	AgentEviction time.Duration `json:"agentEviction"`
+	// AgentRequest is how long the agent's shell takes to carry out one planned eviction before the next
+	// (the Eviction API's answer, the ledger's write, the Events): a plan's evictions follow one another
+	// and the agent does not sync again until the last is done (0: at once). A recording's pressure-agent
+	// evictions made in one plan say what it was (Recording.AgentRequest).
+	AgentRequest time.Duration `json:"agentRequest"`
 }
 
 // DefaultTiming returns the kubelet v1.37 constants and the delays seen on the e2e node (PodKill,
@@ -93,7 +98,7 @@ func (t Timing) Validate(span time.Duration) error {
 		name string
 		v    time.Duration
 	}{{"firstSync", t.FirstSync}, {"syncDuration", t.SyncDuration}, {"cleanupTimeout", t.CleanupTimeout}, {"podKill", t.PodKill},
-		{"podCleanup", t.PodCleanup}, {"agentEviction", t.AgentEviction}} {
+		{"podCleanup", t.PodCleanup}, {"agentEviction", t.AgentEviction}, {"agentRequest", t.AgentRequest}} {
 		check(f.v >= 0, f.name, f.v, "must not be negative")
 	}
 	if t.Step > 0 && span/t.Step > MaxTicks {
@@ -107,5 +112,6 @@ func (t Timing) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"step": t.Step.String(), "housekeeping": t.Housekeeping.String(),
 		"firstSync": t.FirstSync.String(), "syncDuration": t.SyncDuration.String(), "cleanupPoll": t.CleanupPoll.String(), "cleanupTimeout": t.CleanupTimeout.String(),
 		"podKill": t.PodKill.String(), "podCleanup": t.PodCleanup.String(), "nodeStatusUpdate": t.NodeStatusUpdate.String(),
-		"notifierRefresh": t.NotifierRefresh.String(), "agentEviction": t.AgentEviction.String()})
+		"notifierRefresh": t.NotifierRefresh.String(), "agentEviction": t.AgentEviction.String(),
+		"agentRequest": t.AgentRequest.String()})
 }
