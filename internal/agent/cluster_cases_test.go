@@ -165,6 +165,14 @@ func testRestart(t *testing.T, rc *rest.Config, client kubernetes.Interface) {
 	w.waitReady(first)
 	w.tree.setPod(stress, "besteffort", 1550*mi)
 	eventually(t, 20*time.Second, "stress pod evicted by the first agent", func() error { return w.onlyTerminating("stress") })
+	// The eviction's Event is written in the background: stopping the first agent at once could drop it
+	// (1 of 5 runs under load, 2026-12-05), and the count below is about the second agent.
+	eventually(t, 20*time.Second, "the first agent's PressureEviction event", func() error {
+		if got := len(w.events(actuate.ReasonPressureEviction)); got != 1 {
+			return fmt.Errorf("%d PressureEviction events", got)
+		}
+		return nil
+	})
 	first.stop(t)
 	// The pressure is still there (the pod is still stopping); a new agent must not evict it again, nor
 	// anything else: the stopping pod's memory counts as released.
