@@ -34,8 +34,8 @@ func runPressureCLI(ctx context.Context, args ...string) (string, error) {
 // record starts `kubectl pressure record NODE --every 1s --local --local-every 25ms --out dir` in the
 // background: the driver runs on the node as root, so the recording also holds the agent's own view
 // (the pods' cgroups read as pressure-agent reads them, as often as its poll near a threshold), which
-// simulate's agent run reads (invariant 2). The returned function stops it as Ctrl-C does (what was recorded is kept) and returns
-// its error.
+// simulate's agent run reads (invariant 2). The returned function stops it as Ctrl-C does (what was
+// recorded is kept) and returns its error.
 func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration) func() error {
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -57,9 +57,9 @@ func (c *soakCluster) record(ctx context.Context, dir string, max time.Duration)
 
 // localEvery is the interval of the recording's local reads of the node's cgroups: the agent's fastest
 // poll (agent.config notifiers.pollInterval, 25ms by default). At 100ms, the old floor, the recording
-// missed what the agent's 25ms reads saw: a dip under the threshold between two samples (episode 86 of
-// the fourth run: the agent read 454Mi, the recording's lowest was 480Mi) and an unpaced hog's 1.5Gi/s
-// burst that raised the eviction lead (episode 76), so simulate named other victims.
+// missed what the agent's 25ms reads saw: an unpaced hog's 1.5Gi/s burst that raised the eviction lead
+// (episode 76 of the fourth run), so simulate named other victims. (Episode 86, first blamed on the same,
+// was the driver's: the agent evicted after the recording stopped; see Plan.MinDuration.)
 const localEvery = agentcfg.DefaultPollInterval
 
 // simulation is the part of `simulate -o json` the soak reads.
