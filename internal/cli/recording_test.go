@@ -138,7 +138,7 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 	}
 }
 
-// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays five soak episodes (bench/soak: seed
+// TestSimulateNamesTheAgentsVictimsOfSoakRecordings replays six soak episodes (bench/soak: seed
 // 1796443068, episodes 34 and 35; seed 20261205, episode 0) in which the real pressure-agent evicted pods, recorded with the
 // agent's own view (record --local): simulate's pressure-agent run evicts the pods the agent evicted
 // (agent-evictions.json: its eviction requests the API server accepted, from the audit log, and its
@@ -153,9 +153,13 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 // never evicted hog-0), and 33, where the agent took 0.3-0.4 s per eviction and synced again only
 // after three of them (the model evicted them at once and synced again at once, and saw the pressure
 // end before the fork pod's turn): simulate now reads both from the recording (the ledger's rung, the
-// gaps between the ledger's evictions: timing.agentRequest).
+// gaps between the ledger's evictions: timing.agentRequest). And 33's rerun alone, where the model
+// synced in the one local read torn by steady-burstable's release (its own read held 98.4Mi, the pods
+// cgroup's, read after it, had it back), credited the pod in flight a second time and evicted neither
+// steady-besteffort nor fork, which the agent evicted on a consistent read 25 ms later: the release is
+// now the torn read's.
 func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
-	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35", "soak-1205f-ep29", "soak-1205f-ep33"} {
+	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35", "soak-1205f-ep29", "soak-1205f-ep33", "soak-1205f-ep33-rerun"} {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
 			var real []struct {
@@ -244,19 +248,24 @@ func simulateRecording(t *testing.T, dir, name string, real any) simulatedRecord
 	return res
 }
 
-// The agent's time per eviction is what decides soak episode 33: read from the recording (334ms), the
-// simulated agent syncs again only after its three evictions and evicts fork as the real one did; told
-// that the shell takes no time, it syncs at once, sees the pressure end and evicts no fork.
+// The agent's time per eviction and its pods' release times come from the recording (soak episode 33):
+// the simulated agent carries out a plan's three evictions 334ms apart, as the real one did, and lets
+// each pod go as long after its request as the recording shows; told that the shell takes no time it
+// makes them at one instant, and told a release time, it gives every pod that one.
 func TestSimulateReadsTheAgentsTimePerEvictionFromTheRecording(t *testing.T) {
 	dir := untar(t, "soak-1205f-ep33")
 	for _, tc := range []struct {
-		name     string
-		args     []string
-		wantFork bool
-		wantNote string
+		name      string
+		args      []string
+		wantAt    []string // the agent's run's evictions of the plan at +0:18.5
+		wantNotes []string
 	}{
-		{"from the recording", nil, true, "334ms each"},
-		{"set to nothing", []string{"--set", "timing.agentRequest=0s"}, false, ""},
+		{"from the recording", nil, []string{"+0:18.5", "+0:18.8", "+0:19.1"},
+			[]string{"334ms each", "as long after the request as the recorded agent's did", "(5 pods); any other pod 713ms"}},
+		{"set to nothing", []string{"--set", "timing.agentRequest=0s"}, []string{"+0:18.5", "+0:18.5", "+0:18.5"},
+			[]string{"as long after the request as the recorded agent's did"}},
+		{"one release time for every pod", []string{"--set", "timing.agentEviction=1s"}, []string{"+0:18.5", "+0:18.8", "+0:19.1"},
+			[]string{"334ms each", "what-if: --set timing.agentEviction=1s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runCLI(t, append([]string{"simulate", dir}, tc.args...)...)
@@ -264,11 +273,26 @@ func TestSimulateReadsTheAgentsTimePerEvictionFromTheRecording(t *testing.T) {
 				t.Fatal(err)
 			}
 			agentRun := out[strings.Index(out, "RUN agent"):strings.Index(out, "RECORDED")]
-			if got := strings.Contains(agentRun, "soak-20261205-33/fork"); got != tc.wantFork {
-				t.Errorf("the agent's run evicts fork: %t, want %t\n%s", got, tc.wantFork, agentRun)
+			var at []string
+			for _, pod := range []string{"steady-burstable", "cache", "steady-besteffort"} {
+				for _, line := range strings.Split(agentRun, "\n") {
+					if f := strings.Fields(line); len(f) > 3 && f[2] == "evict" &&
+						strings.Contains(line, "soak-20261205-33/"+pod+" ") {
+						at = append(at, f[0])
+					}
+				}
 			}
-			if got := strings.Contains(out, "syncs again after the last"); got != (tc.wantNote != "") || !strings.Contains(out, tc.wantNote) {
-				t.Errorf("NOTES on the agent's time per eviction: %t, want the note %q\n%s", got, tc.wantNote, out)
+			if !slices.Equal(at, tc.wantAt) {
+				t.Errorf("the agent's run evicts steady-burstable, cache, steady-besteffort at %v, want %v\n%s", at, tc.wantAt, agentRun)
+			}
+			notes := out[strings.Index(out, "NOTES"):]
+			for _, n := range tc.wantNotes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("NOTES lack %q\n%s", n, notes)
+				}
+			}
+			if got := strings.Contains(notes, "as long after the request as the recorded agent's did"); got == slices.Contains(tc.args, "timing.agentEviction=1s") {
+				t.Errorf("NOTES on the recorded release times: %t with %v\n%s", got, tc.args, notes)
 			}
 		})
 	}

@@ -272,6 +272,7 @@ func (in *simInput) options(sets []assignment, noAgent bool) (sim.Options, sim.W
 		in.phase(&o.Timing, sets)
 		in.localStep(&o.Timing, sets)
 		in.agentRequest(&o.Timing, sets)
+		in.agentEviction(&o, sets)
 		return o, in.recording.World(), nil
 	}
 	m, err := in.scenario.Model(cfg)

@@ -71,3 +71,20 @@ func (in *simInput) agentRequest(t *sim.Timing, sets []assignment) {
 		"and syncs again after the last: the median of %d gaps between its recorded evictions under %s apart "+
 		"(override with --set timing.agentRequest=DURATION)", t.AgentRequest, gaps, sim.PlanGap))
 }
+
+// agentEviction sets how long pressure-agent's evictions take from the request until the pod's memory
+// is free: a pod the recorded agent evicted as long as it took in the recording, any other pod the
+// median of those (sim.Recording.AgentEviction). --set timing.agentEviction gives every pod that time.
+func (in *simInput) agentEviction(o *sim.Options, sets []assignment) {
+	if setByFlag(sets, "timing.agentEviction") {
+		return
+	}
+	d, n := in.recording.AgentEviction(o.Timing.AgentRequest)
+	if n == 0 {
+		return
+	}
+	o.Timing.AgentEviction, o.RecordedReleases = d.Round(time.Millisecond), true
+	in.notes = append(in.notes, fmt.Sprintf("pressure-agent's evictions free the pod's memory as long after the request as "+
+		"the recorded agent's did, from its ledger's time less timing.agentRequest to where the local reads lose the pod "+
+		"(%d pods); any other pod %s, their median (override for every pod with --set timing.agentEviction=DURATION)", n, o.Timing.AgentEviction))
+}

@@ -237,8 +237,14 @@ func (g *agent) evict(r *run, t time.Time, queued time.Duration, ev AgentEvictio
 		info.Rung = ev.Rung
 	}
 	at := t.Add(queued + ev.After)
-	r.node.evict(ev.UID, kill{by: ActorAgent, at: at, released: at.Add(r.timing.AgentEviction),
-		cleaned: at.Add(r.timing.AgentEviction), deletion: at.Add(time.Duration(ev.GraceSeconds) * time.Second)})
+	took := r.timing.AgentEviction
+	if rw, ok := r.world.(releaser); ok && r.releases {
+		if d, ok := rw.ReleaseAfter(ev.UID); ok {
+			took = max(0, r.timing.AgentRequest+d) // the recorded request started AgentRequest before its ledger time
+		}
+	}
+	r.node.evict(ev.UID, kill{by: ActorAgent, at: at, released: at.Add(took),
+		cleaned: at.Add(took), deletion: at.Add(time.Duration(ev.GraceSeconds) * time.Second)})
 	brief := *info
 	brief.Rank = 0 // ev.Why gives the rank and the release
 	info.Avoidance = avoidanceInfo(ev, r.start)

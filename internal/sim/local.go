@@ -35,6 +35,26 @@ type localWorld struct {
 	s     []LocalSample
 	reads map[string][]PodSample
 	pods  []PodInfo
+	// after holds, for each pod the recorded agent evicted, how long after its ledger's time the local
+	// reads lost the pod (ReleaseAfter).
+	after map[string]time.Duration
+}
+
+// releaser is a World that knows how long after the recorded agent's eviction of a pod its memory left
+// the node.
+type releaser interface {
+	ReleaseAfter(uid string) (time.Duration, bool)
+}
+
+// ReleaseAfter is how long after the recorded agent's eviction of the pod (its ledger's time, after the
+// Eviction API answered) the local reads lost it; false for a pod the recorded agent did not evict or
+// whose release the reads do not show. The time is the pod's own: a pod that exits on SIGTERM is gone in
+// tens of milliseconds, one that waits out its grace period (a sleep) or many processes (a fork loop)
+// take a second or more (soak seed 20261205 episode 33's rerun: 54-68ms for the memory hogs, 0.97-1.97 s
+// for the others).
+func (w *localWorld) ReleaseAfter(uid string) (time.Duration, bool) {
+	d, ok := w.after[uid]
+	return d, ok
 }
 
 // AgentView returns the world pressure-agent's run reads: the local samples when the recording has any.
@@ -42,15 +62,8 @@ func (w *replayWorld) AgentView() World {
 	if len(w.r.Local) == 0 {
 		return nil
 	}
-	s := append([]LocalSample{}, w.r.Local...)
-	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
-	lw := &localWorld{replayWorld: w, s: s, reads: map[string][]PodSample{}, pods: append([]PodInfo(nil), w.pods...)}
-	for _, x := range s {
-		for uid, ps := range x.Pods {
-			ps.Time = x.At
-			lw.reads[uid] = append(lw.reads[uid], PodSample{Stats: ps, Seen: x.At})
-		}
-	}
+	s, reads := w.r.localReads()
+	lw := &localWorld{replayWorld: w, s: s, reads: reads, pods: append([]PodInfo(nil), w.pods...), after: map[string]time.Duration{}}
 	for i := range lw.pods {
 		p := &lw.pods[i]
 		if p.End != EndEvicted {
@@ -58,10 +71,27 @@ func (w *replayWorld) AgentView() World {
 		}
 		if at, n, ok := localRelease(s, lw.reads[p.Candidate.UID], p.Candidate.UID, p.Ended); ok {
 			p.Released = at
+			if p.Evictor() == ActorAgent {
+				lw.after[p.Candidate.UID] = at.Sub(p.Ended)
+			}
 			lw.reads[p.Candidate.UID] = lw.reads[p.Candidate.UID][:n]
 		}
 	}
 	return lw
+}
+
+// localReads returns the recording's local samples by time and each pod's reads in them, by UID.
+func (r Recording) localReads() ([]LocalSample, map[string][]PodSample) {
+	s := append([]LocalSample{}, r.Local...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
+	reads := map[string][]PodSample{}
+	for _, x := range s {
+		for uid, ps := range x.Pods {
+			ps.Time = x.At
+			reads[uid] = append(reads[uid], PodSample{Stats: ps, Seen: x.At})
+		}
+	}
+	return s, reads
 }
 
 // releaseWindow is how long before its recorded time an eviction's release may show in the local reads.
@@ -76,8 +106,9 @@ const releaseWindow = time.Second
 // localRelease finds where the local reads s show an evicted pod's memory leave: the first sample from
 // releaseWindow before ended on that lacks the pod, or whose working set of it is below half the read
 // before (a kill takes all of a pod's memory at once; a pod's own swings are slower than one read
-// interval). It returns that time and how many of the pod's reads (reads, ascending) came before it; ok
-// is false when the reads show no release (the recording ended first, or the pod was never read).
+// interval), or the sample before it when that one is torn (tornBy). It returns that time and how many
+// of the pod's reads (reads, ascending) came before it; ok is false when the reads show no release (the
+// recording ended first, or the pod was never read).
 func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Time) (time.Time, int, bool) {
 	if len(reads) == 0 {
 		return time.Time{}, 0, false
@@ -85,7 +116,7 @@ func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Tim
 	from := ended.Add(-releaseWindow)
 	n := 0 // reads before the sample looked at
 	var prev int64 = -1
-	for _, x := range s {
+	for i, x := range s {
 		ps, ok := x.Pods[uid]
 		if x.At.Before(from) {
 			if ok {
@@ -94,6 +125,9 @@ func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Tim
 			continue
 		}
 		if n > 0 && (!ok || (prev > 0 && workingSet(ps) < prev/2)) {
+			if i >= 2 && tornBy(s[i-2], s[i-1], x, uid, prev) {
+				return s[i-1].At, n - 1, true
+			}
 			return x.At, n, true
 		}
 		if ok {
@@ -101,6 +135,26 @@ func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Tim
 		}
 	}
 	return time.Time{}, 0, false
+}
+
+// tornBy reports whether sample b, the last to read the pod (ws, its working set there), is torn by the
+// pod's release: a sample reads the pods first and the signals after them (the agent's order), so a
+// kill between the two reads shows in b's signals, not in b's read of the pod. b is torn when its
+// signal fell by at least half the pod's working set since a, and c's did not since b (soak seed
+// 20261205 episode 33's rerun: the read at 43.787 held steady-burstable's 98.4Mi while the pods cgroup
+// had given it back already, and a model that synced then credited the pod in flight a second time).
+// The pods cgroup's working set is the signal when both samples read it; else the node's.
+func tornBy(a, b, c LocalSample, uid string, ws int64) bool {
+	if _, ok := b.Pods[uid]; !ok || ws <= 0 {
+		return false
+	}
+	used := func(x LocalSample) int64 { return x.Memory.NodeWorkingSet }
+	if a.Memory.PodsKnown && b.Memory.PodsKnown && c.Memory.PodsKnown {
+		used = func(x LocalSample) int64 { return x.Memory.PodsWorkingSet }
+	} else if a.Memory.NodeCapacity == 0 || b.Memory.NodeCapacity == 0 || c.Memory.NodeCapacity == 0 {
+		return false
+	}
+	return used(a)-used(b) >= ws/2 && used(b)-used(c) < ws/2
 }
 
 // Pods returns the recording's pods with the evicted ones' releases where the local reads show them.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,17 @@ import (
 	"github.com/kube-pressure/pressure/internal/policy"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
+
+// podsUsed and nodeUsed set a local sample's pods cgroup or node working set.
+func podsUsed(x LocalSample, used int64) LocalSample {
+	x.Memory.PodsCapacity, x.Memory.PodsWorkingSet, x.Memory.PodsKnown = 2048*mi, used, true
+	return x
+}
+
+func nodeUsed(x LocalSample, used int64) LocalSample {
+	x.Memory.NodeCapacity, x.Memory.NodeWorkingSet = 8192*mi, used
+	return x
+}
 
 func TestLocalReleaseIsWhereTheReadsLoseThePod(t *testing.T) {
 	read := func(at time.Duration, ws ...int64) LocalSample {
@@ -48,6 +60,20 @@ func TestLocalReleaseIsWhereTheReadsLoseThePod(t *testing.T) {
 		{"a fall by less than half is not a release",
 			[]LocalSample{read(0, 400*mi), read(sec, 300*mi), read(2*sec, 250*mi)}, 0, 0, 0, false},
 		{"a pod never read has no release", []LocalSample{read(0), read(sec)}, 0, 0, 0, false},
+		{"a read whose signals already lost the pod's memory is torn: the release is there",
+			[]LocalSample{podsUsed(read(0, 400*mi), 900*mi), podsUsed(read(sec, 400*mi), 500*mi), podsUsed(read(2*sec, mi), 500*mi)},
+			sec, sec, 1, true},
+		{"a read whose signals fell by less than half the pod is not torn",
+			[]LocalSample{podsUsed(read(0, 400*mi), 900*mi), podsUsed(read(sec, 400*mi), 850*mi), podsUsed(read(2*sec, mi), 450*mi)},
+			sec, 2 * sec, 2, true},
+		{"a read whose signals fell again at the release is not torn (the fall before it was another pod's)",
+			[]LocalSample{podsUsed(read(0, 400*mi), 1300*mi), podsUsed(read(sec, 400*mi), 900*mi), podsUsed(read(2*sec, mi), 500*mi)},
+			sec, 2 * sec, 2, true},
+		{"without the pods cgroup the node's signal says it",
+			[]LocalSample{nodeUsed(read(0, 400*mi), 900*mi), nodeUsed(read(sec, 400*mi), 500*mi), nodeUsed(read(2*sec, mi), 500*mi)},
+			sec, sec, 1, true},
+		{"a read without any signal is never torn",
+			[]LocalSample{read(0, 400*mi), read(sec, 400*mi), read(2*sec, mi)}, sec, 2 * sec, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			at, n, ok := localRelease(tc.s, reads(tc.s), "uid-a", t0.Add(tc.ended))
@@ -118,5 +144,47 @@ func TestTheAgentRunKeepsAPodTheRecordedAgentEvicted(t *testing.T) {
 		if p.Candidate.Name == "hog" && !p.Released.Equal(t0.Add(3500*time.Millisecond)) {
 			t.Errorf("the agent's view releases hog at +%s, want +3.5s (its reads lose it there)", p.Released.Sub(t0))
 		}
+	}
+}
+
+// TestTheAgentRunReleasesAPodAsTheRecordingDid: with RecordedReleases, the run's eviction of a pod the
+// recorded agent evicted gives its memory back as long after the request as the recording shows (the
+// local reads lose hog 0.1 s after the ledger's time, so 0.1 s plus the time per request), not after
+// Timing.AgentEviction; without it, after Timing.AgentEviction.
+func TestTheAgentRunReleasesAPodAsTheRecordingDid(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		recorded bool
+		want     time.Duration // from the run's eviction to the signal back above the agent's threshold
+	}{
+		{"the recorded release", true, 300 * time.Millisecond},
+		{"Timing.AgentEviction", false, 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Kubelet: noNotifier(hard200(t)), Timing: DefaultTiming(),
+				NewAgent:      PolicyAgent(policy.DefaultConfig(), policy.LadderConfig{}, hard200(t), decision.Semantics{}, nil),
+				AgentTiming:   AgentTiming{SyncPeriod: 10 * time.Second, PollInterval: 100 * time.Millisecond, PollDelta: 32 * mi},
+				AgentTaintKey: "pressure.kube-pressure.io/evicting", RecordedReleases: tc.recorded}
+			o.Timing.AgentEviction, o.Timing.AgentRequest = 2*time.Second, 200*time.Millisecond
+			res := Simulate(agentEvictedRecording().World(), o)
+			var evicted, back time.Time
+			for _, r := range res.Runs {
+				for _, e := range r.Events {
+					switch {
+					case r.Name != RunAgent:
+					case e.Kind == KindEvict && evicted.IsZero():
+						evicted = e.At
+					case e.Kind == KindCrossing && !evicted.IsZero() && back.IsZero() && strings.Contains(e.Detail, "back above the pressure-agent"):
+						back = e.At
+					}
+				}
+			}
+			if evicted.IsZero() || back.IsZero() {
+				t.Fatalf("no eviction (%s) or no way back above the threshold (%s) in the agent's run", evicted, back)
+			}
+			if got := back.Sub(evicted); got != tc.want {
+				t.Errorf("the signal is back above the agent's threshold %s after the eviction, want %s", got, tc.want)
+			}
+		})
 	}
 }

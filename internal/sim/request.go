@@ -37,3 +37,30 @@ func (r Recording) AgentRequest() (time.Duration, int) {
 	slices.Sort(gaps)
 	return gaps[len(gaps)/2], len(gaps)
 }
+
+// AgentEviction is how long the recorded pressure-agent's evictions took from the request until the
+// pod's memory left its local reads (localRelease), the median over its evictions whose release the
+// reads show, and how many those are; 0, 0 when none. The ledger dates an eviction after the Eviction
+// API answered, request (Timing.AgentRequest) after the request started, so each is measured from its
+// ledger time less request; one released before that counts as 0. Timing.AgentEviction replays it: the
+// soak's pods exit on SIGTERM within tens of milliseconds, and a model that kept an evicted pod's memory
+// for its 1 s estimate credited it in flight while the real node had it back (soak seed 20261205
+// episode 33's rerun: 0.15 s).
+func (r Recording) AgentEviction(request time.Duration) (time.Duration, int) {
+	s, reads := r.localReads()
+	var took []time.Duration
+	for _, p := range r.Pods {
+		if p.Info.End != EndEvicted || p.Info.Evictor() != ActorAgent || p.Info.Ended.IsZero() {
+			continue
+		}
+		uid := p.Info.Candidate.UID
+		if at, _, ok := localRelease(s, reads[uid], uid, p.Info.Ended); ok {
+			took = append(took, max(0, at.Sub(p.Info.Ended.Add(-request))))
+		}
+	}
+	if len(took) == 0 {
+		return 0, 0
+	}
+	slices.Sort(took)
+	return took[len(took)/2], len(took)
+}

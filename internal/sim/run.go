@@ -27,6 +27,10 @@ type Options struct {
 	AgentTiming AgentTiming
 	// AgentTaintKey is the key of the agent's NoSchedule taint.
 	AgentTaintKey string
+	// RecordedReleases makes the agent's eviction of a pod the recorded agent evicted free its memory as
+	// long after the request as the recording shows (a World's ReleaseAfter); other pods, and every pod
+	// when false, take Timing.AgentEviction.
+	RecordedReleases bool
 }
 
 // run is one simulation run: the event queue, the node with the run's evictions, the actors, and
@@ -47,6 +51,8 @@ type run struct {
 	order   int
 	below   map[string]bool // threshold line → available below it at the last tick
 	samples []sample
+	// releases: Options.RecordedReleases.
+	releases bool
 }
 
 // Simulate replays the world through the kubelet alone and, when o.NewAgent is set, through
@@ -90,7 +96,7 @@ func simulateRun(w World, o Options, name string) (RunResult, []ThresholdLine) {
 			w = aw // pressure-agent reads the cgroups itself: the recording's local samples
 		}
 	}
-	r := &run{name: name, world: w, node: newNode(w), timing: o.Timing, start: start, below: map[string]bool{},
+	r := &run{name: name, world: w, node: newNode(w), timing: o.Timing, start: start, below: map[string]bool{}, releases: o.RecordedReleases,
 		kubelet: &kubelet{cfg: o.Kubelet, disableLocal: o.DisableLocalStorageCapacityIsolation, timing: o.Timing,
 			sem: o.KubeletSemantics}}
 	r.q.push(start, evTick)
