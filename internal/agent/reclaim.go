@@ -101,8 +101,10 @@ func (a *Agent) reclaimOne(ctx context.Context, r policy.ReclaimRequest) (int64,
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer a.st.reclaiming.Store(false)
 		freed, err := a.Reclaimer.ReclaimPod(ctx, r.Pod.UID, r.Bytes)
+		// Clear the flag before the result is sent: the caller starts the plan's next reclaim as soon as
+		// it receives, and must not find this finished one still "running".
+		a.st.reclaiming.Store(false)
 		done <- result{freed, err}
 	}()
 	t := a.Clock.NewTimer(reclaimWait)
