@@ -40,6 +40,8 @@ type result struct {
 	ProbeTaints []string       `json:"probeTaints,omitempty"`
 	FaultDid    string         `json:"faultDid,omitempty"`
 	FaultErr    string         `json:"faultErr,omitempty"`
+	// FaultEnded is when the fault's injection returned (an apiserver-stop: the API server ready again).
+	FaultEnded time.Time `json:"faultEnded,omitempty"`
 	Evictions   []Eviction     `json:"evictions"`
 	Kills       []oomkill.Kill `json:"kills"`
 	// OOMCounterRise is the rise of the pods cgroup's oom_kill (memory.oom_control).
@@ -110,7 +112,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 				r.FaultErr = err.Error()
 			}
 			did, err := c.inject(ctx, *p.Fault)
-			r.FaultDid = did
+			r.FaultDid, r.FaultEnded = did, time.Now()
 			if err != nil {
 				r.FaultErr = err.Error()
 			}
@@ -151,7 +153,7 @@ func (c *soakCluster) episode(ctx context.Context, s *sampler, p Plan, cap time.
 }
 
 // checkEpisode runs the per-episode invariants (1 to 6) on r; 2 only when the recording and simulate
-// worked (else RecordErr says why). notes are the tolerances used (SimulateAgrees).
+// worked (else RecordErr says why). notes are the tolerances used (SimulateAgrees, NoPodEvictedTwice).
 func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation, notes []string) {
 	out = append(out, NoForeignOOMKill(r.Kills, podsCgroup, r.OOMCounterRise)...)
 	if r.RecordErr == "" {
@@ -164,7 +166,11 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation
 		}
 	}
 	out = append(out, NoCriticalEvicted(r.Evictions)...)
-	out = append(out, NoPodEvictedTwice(r.Evictions)...)
+	twice, note := NoPodEvictedTwice(r.Evictions, apiReconnect(r))
+	out = append(out, twice...)
+	for _, n := range note {
+		notes = append(notes, "3: "+n)
+	}
 	out = append(out, PDBKept(pdb, r.Evictions)...)
 	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
 	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL, janitorKeepPerOwner)...)
@@ -174,6 +180,16 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation
 	}
 	out = append(out, SchedulesAgain(r.Calm, time.Duration(r.ProbeTook), r.ProbeTaints, taintHysteresis, fault)...)
 	return out, notes
+}
+
+// apiReconnect is the episode's span from its API server's stop to KubeletWatchReconnect after its
+// return (NoPodEvictedTwice); the zero Window when the episode stopped no API server.
+func apiReconnect(r result) Window {
+	f := r.Plan.Fault
+	if f == nil || f.Kind != FaultAPIServerStop || r.FaultErr != "" || r.FaultEnded.IsZero() {
+		return Window{}
+	}
+	return Window{From: r.Started.Add(time.Duration(f.At)), To: r.FaultEnded.Add(KubeletWatchReconnect)}
 }
 
 // waitServiceAccount waits up to limit for the ServiceAccount "default" of namespace ns, which the

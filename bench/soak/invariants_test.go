@@ -78,19 +78,41 @@ func TestNoCriticalEvicted(t *testing.T) {
 }
 
 func TestNoPodEvictedTwice(t *testing.T) {
+	restart := Window{From: at(10), To: at(25).Add(KubeletWatchReconnect)}
 	for _, tc := range []struct {
-		name string
-		evs  []Eviction
-		want int
+		name      string
+		evs       []Eviction
+		reconnect Window
+		want      int
+		notes     int
 	}{
 		{"distinct pods once each are allowed", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"},
-			{Namespace: "b", Pod: "hog-0", By: "agent"}}, 0},
+			{Namespace: "b", Pod: "hog-0", By: "agent"}}, Window{}, 0, 0},
 		{"two agent requests for one pod are a violation", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(1)},
-			{Namespace: "a", Pod: "hog-0", By: "agent", At: at(9)}}, 1},
-		{"the agent and the kubelet evicting one pod is a violation", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"},
-			{Namespace: "a", Pod: "hog-0", By: "kubelet"}}, 1},
+			{Namespace: "a", Pod: "hog-0", By: "agent", At: at(9)}}, Window{}, 1, 0},
+		{"the agent and the kubelet evicting one pod is a violation", []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(1)},
+			{Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(14)}}, Window{}, 1, 0},
+		{"the kubelet evicting a pod the agent evicted as the API server came back counts once, with a note",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(26)}, {Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(39)}}, restart, 0, 1},
+		{"the kubelet evicting it after the watch's reconnect bound is a violation",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(26)}, {Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(86)}}, restart, 1, 0},
+		{"an agent eviction accepted before the API server stopped is a violation with the kubelet's",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(9)}, {Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(30)}}, restart, 1, 0},
+		{"the agent evicting a pod after the kubelet did is a violation even in the restart",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(26)}, {Namespace: "a", Pod: "hog-0", By: "agent", At: at(30)}}, restart, 1, 0},
+		{"the agent's DELETE then the kubelet's eviction is a violation even in the restart",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", Rung: "delete", At: at(26)}, {Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(30)}}, restart, 1, 0},
+		{"two agent requests and the kubelet's are a violation even in the restart",
+			[]Eviction{{Namespace: "a", Pod: "hog-0", By: "agent", At: at(26)}, {Namespace: "a", Pod: "hog-0", By: "agent", At: at(28)},
+				{Namespace: "a", Pod: "hog-0", By: "kubelet", At: at(30)}}, restart, 1, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) { wantViolations(t, NoPodEvictedTwice(tc.evs), tc.want, InvNoDoubleEviction) })
+		t.Run(tc.name, func(t *testing.T) {
+			v, notes := NoPodEvictedTwice(tc.evs, tc.reconnect)
+			wantViolations(t, v, tc.want, InvNoDoubleEviction)
+			if len(notes) != tc.notes {
+				t.Errorf("notes %q, want %d", notes, tc.notes)
+			}
+		})
 	}
 }
 
