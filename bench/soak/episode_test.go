@@ -37,13 +37,13 @@ type result struct {
 	// ProbeTook is how long an unrelated pod created at calm took to run (-1: not within probeWait).
 	ProbeTook Duration `json:"probeTook"`
 	// ProbeTaints are the node's taints seen while the probe pod waited (taintsSeen).
-	ProbeTaints []string       `json:"probeTaints,omitempty"`
-	FaultDid    string         `json:"faultDid,omitempty"`
-	FaultErr    string         `json:"faultErr,omitempty"`
+	ProbeTaints []string `json:"probeTaints,omitempty"`
+	FaultDid    string   `json:"faultDid,omitempty"`
+	FaultErr    string   `json:"faultErr,omitempty"`
 	// FaultEnded is when the fault's injection returned (an apiserver-stop: the API server ready again).
-	FaultEnded time.Time `json:"faultEnded,omitempty"`
-	Evictions   []Eviction     `json:"evictions"`
-	Kills       []oomkill.Kill `json:"kills"`
+	FaultEnded time.Time      `json:"faultEnded,omitempty"`
+	Evictions  []Eviction     `json:"evictions"`
+	Kills      []oomkill.Kill `json:"kills"`
 	// OOMCounterRise is the rise of the pods cgroup's oom_kill (memory.oom_control).
 	OOMCounterRise int     `json:"oomCounterRise"`
 	Shells         []Shell `json:"shells"`
