@@ -4,50 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/kube-pressure/pressure/internal/policy"
-	"github.com/kube-pressure/pressure/internal/reclaim"
-	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 )
 
 // podReclaimer carries out the reclaim rung's requests (policy.Plan.Reclaims): it asks the kernel to
-// reclaim bytes from the cgroup of pod uid ("" for the pods cgroup) and says how much it freed.
+// reclaim bytes from the cgroup of pod uid ("" for the pods cgroup) and says how much it freed. On the
+// node it is reclaim.Pods.
 type podReclaimer interface {
 	ReclaimPod(ctx context.Context, uid string, bytes int64) (freed int64, err error)
-}
-
-// cgroupReclaimer is the podReclaimer of the node's cgroup tree, through internal/reclaim. The UID only
-// selects among the listed pod cgroups (cgroupfs.Layout.PodDirs, as cgroupkill.Killer.KillPod does).
-type cgroupReclaimer struct {
-	Layout cgroupfs.Layout
-	R      *reclaim.Reclaimer
-}
-
-// newCgroupReclaimer bounds the writes to the layout's pods cgroup, the rung's own bound per sync and
-// its rate (reclaim.action.minInterval: the mechanism's own rate bound is the policy's, not a second one).
-func newCgroupReclaimer(l cgroupfs.Layout, action policy.ReclaimAction) *cgroupReclaimer {
-	return &cgroupReclaimer{Layout: l, R: &reclaim.Reclaimer{Root: filepath.Join(l.Memory, l.PodsCgroup),
-		MaxBytes: action.MaxBytes, MinInterval: action.MinInterval}}
-}
-
-// ReclaimPod implements podReclaimer. A partial reclaim (the kernel reclaimed less than asked) is a
-// success with what it freed; the policy judges whether that was enough.
-func (c *cgroupReclaimer) ReclaimPod(ctx context.Context, uid string, bytes int64) (int64, error) {
-	dir := filepath.Join(c.Layout.Memory, c.Layout.PodsCgroup)
-	if uid != "" {
-		dirs, err := c.Layout.PodDirs(uid)
-		if err != nil {
-			return 0, err
-		}
-		dir = dirs[0]
-	}
-	res := c.R.Reclaim(ctx, dir, bytes)
-	if res.Partial && res.Err == nil {
-		return res.Freed, nil
-	}
-	return res.Freed, res.Err
 }
 
 // reclaimUnavailable is why the policy's reclaim rung cannot act ("" when it can): Input.ReclaimUnavailable.

@@ -18,6 +18,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/cgroupkill"
 	"github.com/kube-pressure/pressure/internal/daemon"
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/reclaim"
 	"github.com/kube-pressure/pressure/internal/source"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/podfs"
@@ -274,7 +275,7 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 	}
 	var reclaimer podReclaimer
 	if action := cfg.Settings.Config.Reclaim.Action; action.Enabled && !cfg.Settings.DryRun {
-		reclaimer = newCgroupReclaimer(r.layout, action)
+		reclaimer = reclaim.NewPods(r.layout, action.MaxBytes, action.MinInterval)
 	}
 	return &Agent{
 		Settings: cfg.Settings, KubeletConfig: kc, Clock: r.opts.Clock, Source: src, Pods: pods, Unlisted: unlisted,

@@ -30,4 +30,7 @@
 // refused while the cgroup thrashes (v2 memory.pressure "some" avg10 at or above MaxSomeAvg10, or the
 // caller's Thrashing hook). Freed is measured from the cgroup's usage and memory.stat before and after.
 // Writes go only to cgroups under Root.
+//
+// Pods is the agent's entry: it finds a pod's cgroup by UID among the cgroups source/cgroupfs lists
+// under the node's pods cgroup, and reclaims there through a Reclaimer rooted at the pods cgroup.
 package reclaim
