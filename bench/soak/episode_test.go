@@ -166,13 +166,14 @@ func checkEpisode(r result, pdb []PDBSample, podsCgroup string) (out []Violation
 		}
 	}
 	out = append(out, NoCriticalEvicted(r.Evictions)...)
-	twice, note := NoPodEvictedTwice(r.Evictions, apiReconnect(r))
+	reconnect := apiReconnect(r)
+	twice, note := NoPodEvictedTwice(r.Evictions, reconnect)
 	out = append(out, twice...)
 	for _, n := range note {
 		notes = append(notes, "3: "+n)
 	}
 	out = append(out, PDBKept(pdb, r.Evictions)...)
-	out = append(out, WhyAgrees(r.Evictions, r.Why)...)
+	out = append(out, WhyAgrees(r.Evictions, r.Why, reconnect)...)
 	out = append(out, ShellsCollected(r.Shells, r.Ended, janitorTTL, janitorKeepPerOwner)...)
 	var fault FaultKind
 	if r.Plan.Fault != nil && r.FaultErr == "" {

@@ -295,21 +295,31 @@ func EvidenceForEach(collected []string, evidence []EvidenceEvent) []Violation {
 
 // WhyAgrees is invariant 4: `kubectl pressure why` names each pod evicted once (by the agent or the
 // kubelet) with the matching cause. verdicts maps namespace/pod to the verdict's cause, or to the
-// error why gave. A pod evicted twice is left to NoPodEvictedTwice.
-func WhyAgrees(evs []Eviction, verdicts map[string]string) []Violation {
-	n := map[string]int{}
+// error why gave. A pair NoPodEvictedTwice counts once (the kubelet's eviction of a pod the agent evicted
+// as the API server came back, within reconnect) may be named for either eviction; any other pod evicted
+// twice is left to NoPodEvictedTwice.
+func WhyAgrees(evs []Eviction, verdicts map[string]string, reconnect Window) []Violation {
+	by := map[string][]Eviction{}
 	for _, e := range evs {
-		n[e.Namespace+"/"+e.Pod]++
+		k := e.Namespace + "/" + e.Pod
+		by[k] = append(by[k], e)
 	}
 	want := map[string]why.Cause{"agent": why.CauseAgentEviction, "kubelet": why.CauseKubeletEviction}
 	var out []Violation
 	for _, e := range evs {
 		k := e.Namespace + "/" + e.Pod
-		if n[k] != 1 {
-			continue
-		}
-		if got, ok := verdicts[k]; !ok || got != string(want[e.By]) {
-			out = append(out, Violation{InvWhy, fmt.Sprintf("%s: why says %q, want %s", e, got, want[e.By])})
+		es := by[k]
+		got, ok := verdicts[k]
+		switch {
+		case len(es) == 1:
+			if !ok || got != string(want[e.By]) {
+				out = append(out, Violation{InvWhy, fmt.Sprintf("%s: why says %q, want %s", e, got, want[e.By])})
+			}
+		case len(es) == 2 && e == es[0] && backstopOfAcceptedEviction(es[0], es[1], reconnect):
+			if !ok || got != string(why.CauseAgentEviction) && got != string(why.CauseKubeletEviction) {
+				out = append(out, Violation{InvWhy, fmt.Sprintf("%s, then %s: why says %q, want %s or %s", es[0], es[1], got,
+					why.CauseAgentEviction, why.CauseKubeletEviction)})
+			}
 		}
 	}
 	return out

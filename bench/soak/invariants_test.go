@@ -202,6 +202,9 @@ func TestViolationNamesTheInvariant(t *testing.T) {
 func TestWhyAgrees(t *testing.T) {
 	agent := Eviction{Namespace: "a", Pod: "hog-0", By: "agent"}
 	kubelet := Eviction{Namespace: "a", Pod: "hog-1", By: "kubelet"}
+	restart := Window{From: at(10), To: at(25).Add(KubeletWatchReconnect)}
+	backAgent, backKubelet := Eviction{Namespace: "a", Pod: "hog-2", By: "agent", At: at(26)}, Eviction{Namespace: "a", Pod: "hog-2", By: "kubelet", At: at(39)}
+	agentLate, kubeletLate := Eviction{Namespace: "a", Pod: "hog-3", By: "agent", At: at(26)}, Eviction{Namespace: "a", Pod: "hog-3", By: "kubelet", At: at(99)}
 	for _, tc := range []struct {
 		name     string
 		evs      []Eviction
@@ -215,8 +218,15 @@ func TestWhyAgrees(t *testing.T) {
 		{"an eviction why could not explain is a violation", []Eviction{kubelet}, map[string]string{"a/hog-1": "why: pod not found"}, 1},
 		{"an eviction why was not asked about is a violation", []Eviction{kubelet}, nil, 1},
 		{"a pod evicted twice is left to invariant 3", []Eviction{agent, agent}, nil, 0},
+		{"a pair counted once may be named for the agent's eviction", []Eviction{backAgent, backKubelet},
+			map[string]string{"a/hog-2": "EvictedByPressureAgent"}, 0},
+		{"a pair counted once may be named for the kubelet's eviction", []Eviction{backAgent, backKubelet},
+			map[string]string{"a/hog-2": "EvictedByKubelet"}, 0},
+		{"a pair counted once that why cannot explain is a violation", []Eviction{backAgent, backKubelet},
+			map[string]string{"a/hog-2": "why: pod not found"}, 1},
+		{"a pair outside the reconnect window is left to invariant 3", []Eviction{agentLate, kubeletLate}, nil, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) { wantViolations(t, WhyAgrees(tc.evs, tc.verdicts), tc.want, InvWhy) })
+		t.Run(tc.name, func(t *testing.T) { wantViolations(t, WhyAgrees(tc.evs, tc.verdicts, restart), tc.want, InvWhy) })
 	}
 }
 
