@@ -125,16 +125,7 @@ func NoCriticalEvicted(evs []Eviction) []Violation {
 // seed 1, episode 1 of a flake-check: the kubelet evicted hog-0 12.8 s after the agent's eviction,
 // 13.6 s after the API server's return). Such a pair counts once, and a note says so.
 func NoPodEvictedTwice(evs []Eviction, reconnect Window) (out []Violation, notes []string) {
-	by := map[string][]Eviction{}
-	var keys []string
-	for _, e := range evs {
-		k := e.Namespace + "/" + e.Pod
-		if _, ok := by[k]; !ok {
-			keys = append(keys, k)
-		}
-		by[k] = append(by[k], e)
-	}
-	slices.Sort(keys)
+	by, keys := byPod(evs)
 	for _, k := range keys {
 		es := by[k]
 		if len(es) == 2 && backstopOfAcceptedEviction(es[0], es[1], reconnect) {
@@ -151,6 +142,21 @@ func NoPodEvictedTwice(evs []Eviction, reconnect Window) (out []Violation, notes
 		}
 	}
 	return out, notes
+}
+
+// byPod groups evs by namespace/pod, each group in the order of evs, and returns the keys sorted.
+func byPod(evs []Eviction) (map[string][]Eviction, []string) {
+	by := map[string][]Eviction{}
+	var keys []string
+	for _, e := range evs {
+		k := e.Namespace + "/" + e.Pod
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], e)
+	}
+	slices.Sort(keys)
+	return by, keys
 }
 
 // backstopOfAcceptedEviction: first is the agent's eviction and second the kubelet's later one, both
@@ -299,23 +305,18 @@ func EvidenceForEach(collected []string, evidence []EvidenceEvent) []Violation {
 // as the API server came back, within reconnect) may be named for either eviction; any other pod evicted
 // twice is left to NoPodEvictedTwice.
 func WhyAgrees(evs []Eviction, verdicts map[string]string, reconnect Window) []Violation {
-	by := map[string][]Eviction{}
-	for _, e := range evs {
-		k := e.Namespace + "/" + e.Pod
-		by[k] = append(by[k], e)
-	}
 	want := map[string]why.Cause{"agent": why.CauseAgentEviction, "kubelet": why.CauseKubeletEviction}
+	by, keys := byPod(evs)
 	var out []Violation
-	for _, e := range evs {
-		k := e.Namespace + "/" + e.Pod
+	for _, k := range keys {
 		es := by[k]
 		got, ok := verdicts[k]
 		switch {
 		case len(es) == 1:
-			if !ok || got != string(want[e.By]) {
+			if e := es[0]; !ok || got != string(want[e.By]) {
 				out = append(out, Violation{InvWhy, fmt.Sprintf("%s: why says %q, want %s", e, got, want[e.By])})
 			}
-		case len(es) == 2 && e == es[0] && backstopOfAcceptedEviction(es[0], es[1], reconnect):
+		case len(es) == 2 && backstopOfAcceptedEviction(es[0], es[1], reconnect):
 			if !ok || got != string(why.CauseAgentEviction) && got != string(why.CauseKubeletEviction) {
 				out = append(out, Violation{InvWhy, fmt.Sprintf("%s, then %s: why says %q, want %s or %s", es[0], es[1], got,
 					why.CauseAgentEviction, why.CauseKubeletEviction)})

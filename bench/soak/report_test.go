@@ -174,7 +174,8 @@ func (r *report) markdown(series []Series, ledger []LedgerSample, restarts map[s
 			count[v.Invariant]++
 		}
 		for _, n := range res.Notes {
-			noted[n[:strings.IndexByte(n+":", ':')]]++
+			inv, _, _ := strings.Cut(n, ":") // checkEpisode prefixes each note with its invariant's number
+			noted[inv]++
 			notes = append(notes, fmt.Sprintf("episode %d, invariant %s", res.Plan.Episode, n))
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %v | %d/%d | %d | %d | %s |\n", res.Plan.Episode, strings.Join(names, "; "), fault,

@@ -18,9 +18,10 @@ var (
 )
 
 // TestOOMRaceOnCgroupV2Bench is the multi-run OOM race on the v2 kubelet node (docs/benchmarks.md): the
-// kubelet alone against the kubelet with the agent (a process in the guest, not the chart), interleaved,
-// a fresh guest per run, first at the fastest rate the guest reaches (--rate 0), then at half and at a
-// quarter of the median ramp those runs reached (issue 27's three rates). It runs only with -v2race.runs N.
+// kubelet alone against the kubelet with the agent (a process in the guest, or the chart with
+// -v2race.chart), interleaved, a fresh guest per run, first at the fastest rate the guest reaches
+// (--rate 0), then at half and at a quarter of the median ramp those runs reached (issue 27's three
+// rates). It runs only with -v2race.runs N.
 func TestOOMRaceOnCgroupV2Bench(t *testing.T) {
 	if *raceRuns <= 0 {
 		// Not an environment skip: an opt-in measurement of many minutes (docs/benchmarks.md), off
