@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kube-pressure/pressure/test/cluster"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -55,6 +57,11 @@ func TestServiceAccountWithNarrowRoleIsRefusedEverythingElse(t *testing.T) {
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "reader", Namespace: "team-a"}},
 	}
 	if _, err := admin.RbacV1().RoleBindings("team-a").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The authorizer reads bindings from a cache: wait until it has this one (CI once listed 403 here).
+	if err := cp.WaitUntilAllowed(ctx, cluster.ServiceAccountSubject("team-a", "reader"),
+		authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: "team-a"}); err != nil {
 		t.Fatal(err)
 	}
 

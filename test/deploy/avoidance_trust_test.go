@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // msgAvoidWriters is the message of the chart's avoidance-writers policy.
@@ -28,12 +30,22 @@ const msgAvoidWriters = "may write avoidance ConfigMaps"
 
 // grantEdit binds the built-in ClusterRole edit (ConfigMaps, Events, pods...) in namespace to a
 // subject: what a tenant or an operator of that namespace typically holds.
-func grantEdit(t *testing.T, c kubernetes.Interface, namespace, name string, subject rbacv1.Subject) {
+// It returns once the authorizer grants the subject the right to create ConfigMaps there.
+func grantEdit(t *testing.T, cp *cluster.ControlPlane, namespace, name string, subject rbacv1.Subject) {
 	t.Helper()
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
 		Subjects: []rbacv1.Subject{subject}}
-	if _, err := c.RbacV1().RoleBindings(namespace).Create(context.Background(), rb, metav1.CreateOptions{}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), rbacWait)
+	defer cancel()
+	if _, err := admin(t, cp).RbacV1().RoleBindings(namespace).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	who := cluster.Subject{User: "rbac-probe", Groups: []string{subject.Name, "system:authenticated"}}
+	if subject.Kind == rbacv1.ServiceAccountKind {
+		who = cluster.ServiceAccountSubject(subject.Namespace, subject.Name)
+	}
+	if err := cp.WaitUntilAllowed(ctx, who, authorizationv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: namespace}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,10 +110,10 @@ func TestOnlyAgentsAndAdminsMayWriteAvoidancesAndOthersAreIgnored(t *testing.T) 
 	const other = "other-team"
 	createNamespace(t, cp, other)
 	createSA(t, c, releaseNS, "tenant")
-	grantEdit(t, c, releaseNS, "tenant-edit", rbacv1.Subject{Kind: "ServiceAccount", Name: "tenant", Namespace: releaseNS})
+	grantEdit(t, cp, releaseNS, "tenant-edit", rbacv1.Subject{Kind: "ServiceAccount", Name: "tenant", Namespace: releaseNS})
 	createSA(t, c, other, "writer")
-	grantEdit(t, c, other, "writer-edit", rbacv1.Subject{Kind: "ServiceAccount", Name: "writer", Namespace: other})
-	grantEdit(t, c, releaseNS, "operators-edit", rbacv1.Subject{Kind: "Group", Name: "pressure-operators", APIGroup: rbacv1.GroupName})
+	grantEdit(t, cp, other, "writer-edit", rbacv1.Subject{Kind: "ServiceAccount", Name: "writer", Namespace: other})
+	grantEdit(t, cp, releaseNS, "operators-edit", rbacv1.Subject{Kind: "Group", Name: "pressure-operators", APIGroup: rbacv1.GroupName})
 
 	agent := tokenClient(t, cp, releaseNS, agentSA, createPod(t, c, releaseNS, "agent-a", "node-a", agentSA))
 	tenant := tokenClient(t, cp, releaseNS, "tenant", nil)

@@ -46,6 +46,7 @@ func installAccess(t testing.TB, cp *cluster.ControlPlane, set ...string) {
 	}
 	createNamespace(t, cp, releaseNS)
 	mustKubectl(t, cp, manifestOf(t, objs), "apply", "--server-side", "--field-manager=pressure-chart-test", "-f", "-")
+	waitForBindings(t, cp, objs)
 }
 
 // admin returns the cluster-admin clientset.

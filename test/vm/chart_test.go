@@ -13,19 +13,20 @@ import (
 
 const chartTag = "v2guest"
 
-// chartValues install the agent alone on the guest node with the chart's defaults and what the node needs:
-// the images imported at boot (never pulled) and the kubelet's configuration file in the guest, then set.
+// chartValues install the chart on the guest node with its defaults (the agent and the janitor) and what
+// the node needs: the images imported at boot (never pulled) and the kubelet's configuration file in the
+// guest, then set.
 // recursiveReadOnly stays the default Auto: the non-root agent gets IfPossible, which the guest's
 // containerd 1.6 serves as plain read-only mounts (one read-only cgroup2 mount on this v2 node).
 func chartValues(set ...string) []string {
-	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "janitor.enabled=false", "dryRun=false",
+	return append([]string{"image.pullPolicy=Never", "image.tag=" + chartTag, "dryRun=false",
 		"agent.kubeletConfig.hostPath=" + vm.GuestKubeletConfig}, set...)
 }
 
-// chartParts are the helm binary and the agent's image, built once per test.
+// chartParts are the helm binary and the images of the agent and the janitor, built once per test.
 type chartParts struct {
-	helm  chartinstall.Helm
-	image images.Image
+	helm   chartinstall.Helm
+	images []images.Image
 }
 
 func buildChartParts(ctx context.Context, t *testing.T) chartParts {
@@ -35,11 +36,11 @@ func buildChartParts(ctx context.Context, t *testing.T) chartParts {
 	if err != nil {
 		testenv.SkipOrFail(t, "helm unavailable (hack/install-helm.sh needs the Go module proxy): %v", err)
 	}
-	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent)
+	imgs, err := chartinstall.DaemonImages(ctx, root, t.TempDir(), chartTag, chartinstall.AgentComponent, chartinstall.JanitorComponent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return chartParts{helm: h, image: imgs[0]}
+	return chartParts{helm: h, images: imgs}
 }
 
 // install runs helm install of the chart against the control plane and waits for the agent pod on n to be

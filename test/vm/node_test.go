@@ -110,7 +110,7 @@ func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *test
 	c := buildChartParts(ctx, t)
 	opt := raceNode(t.TempDir(), "")
 	opt.PodNetwork = true
-	opt.Images = append(slices.Clone(p.images), c.image)
+	opt.Images = append(slices.Clone(p.images), c.images...)
 	n := p.startNode(ctx, t, opt)
 	node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 	if err != nil {

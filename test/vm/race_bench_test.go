@@ -94,7 +94,7 @@ func (p nodeParts) raceOnce(ctx context.Context, t *testing.T, opt vm.NodeOption
 	t.Helper()
 	opt.Images, opt.Nice = p.images, 15
 	if chart != nil {
-		opt.Images, opt.PodNetwork = append(slices.Clone(p.images), chart.image), true
+		opt.Images, opt.PodNetwork = append(slices.Clone(p.images), chart.images...), true
 	}
 	n, err := p.guest.StartNode(ctx, p.cp, p.init, opt)
 	if err != nil {
