@@ -43,8 +43,8 @@ func buildChartParts(ctx context.Context, t *testing.T) chartParts {
 	return chartParts{helm: h, images: imgs}
 }
 
-// install runs helm install of the chart against the control plane and waits for the agent pod on n to be
-// Ready. It returns the release (uninstall it before the node stops) and the time the install took.
+// install runs helm install of the chart against the control plane and waits for the agent pod on n and
+// the janitor's replicas to be Ready. It returns the release (uninstall it before the node stops) and the time the install took.
 func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) (chartinstall.Release, time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -57,5 +57,10 @@ func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *v
 	if _, err := chartinstall.WaitAgent(ctx, n.Client, vm.ChartNamespace, n.Name); err != nil {
 		t.Fatalf("%v\n%s", err, n.Guest.Tail(40))
 	}
+	replicas, err := chartinstall.WaitJanitor(ctx, n.Client, vm.ChartNamespace, rel.Name+"-janitor")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, n.Guest.Tail(40))
+	}
+	t.Logf("janitor: %d replicas Ready", replicas)
 	return rel, time.Since(start)
 }
