@@ -10,7 +10,7 @@ const crossSample = 10 * time.Millisecond
 // crossWatch samples the pods cgroup's working set while a ramp runs and keeps the first time its
 // allocatableMemory.available (limit − working set) was at or below the agent's threshold: the
 // crossing as the agent's signal sees it, stress container overhead included. The time is late by
-// at most one interval plus a read, so latencies from it are upper bounds.
+// at most one interval plus a read, so a latency measured from it may be short by as much.
 type crossWatch struct {
 	stopc chan struct{}
 	done  chan struct{}

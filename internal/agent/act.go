@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,6 +20,9 @@ type action struct {
 	UID    string
 	Result actuate.Result
 	Killed bool // the trend kill SIGKILLed the pod's processes
+	// Requested is when the ladder was started (the eviction request's first call follows at once): the
+	// evict line's requested_at, which benchmarks compare with a crossing sampled on the same clock.
+	Requested time.Time
 }
 
 // act carries out the plan: the evictions in rank order, each followed by its kill when the plan has
@@ -44,7 +48,8 @@ func (a *Agent) act(ctx context.Context, plan policy.Plan, pods map[string]*core
 			continue
 		}
 		req := request(ev, p)
-		act := action{Pod: podKey(ev.Namespace, ev.Name), UID: ev.UID, Result: a.evict(ctx, plan, ev, req)}
+		act := action{Pod: podKey(ev.Namespace, ev.Name), UID: ev.UID, Requested: a.Clock.Now()}
+		act.Result = a.evict(ctx, plan, ev, req)
 		down = !policy.CarryOn(contact(act.Result))
 		if k, ok := kills[ev.UID]; ok {
 			delete(kills, ev.UID)
@@ -194,7 +199,7 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
 		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
-		"lead", plan.LeadWhy(signal.Signal(req.Signal)))
+		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "requested_at", act.Requested)
 }
 
 // reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -310,6 +311,8 @@ func nodePrograms(opt NodeOptions, apiPort string) []Program {
 		sh("sampler", `while :; do set -- $(cat /proc/uptime); echo "`+markSample+`$1 $(cat `+guestPodsGroup+`/memory.current 2>/dev/null || echo 0) $(grep oom_kill `+guestPodsGroup+`/memory.events 2>/dev/null || echo oom_kill 0) $(grep MemAvailable /proc/meminfo)"; sleep 1; done`),
 	)
 	ps[len(ps)-1].Background = true
+	ps = append(ps, Program{Name: "avail", Path: "/init", Args: []string{"avail", guestPodsGroup, strconv.Itoa(availBandMiB)},
+		Background: true}) // it waits for the pods cgroup itself
 	if opt.PodNetwork {
 		// The chart agent's log on ttyS1 (nothing on the host reaches the kubelet's log endpoint).
 		logs := guestNodeDir + "/pod-logs/" + ChartNamespace + "_*/agent/*.log"

@@ -36,12 +36,21 @@ type RaceResult struct {
 	// Evicted are the pods evicted during the race, "agent:NAME" or "kubelet:NAME", sorted; Survivors the
 	// cast's neighbours still Running at its end, sorted.
 	Evicted, Survivors []string
-	Detail             string
+	// Latency runs from the crossing of the agent's threshold by the pods cgroup's allocatable available
+	// memory (the guest's watcher, every 10 ms) to the agent's start of the stress pod's eviction request
+	// (its evict line's requested_at): both on the guest's clock. LatencyWhy says why it is missing.
+	Latency    time.Duration
+	LatencyWhy string
+	Detail     string
 }
 
 func (r RaceResult) String() string {
-	return fmt.Sprintf("rate %s: evictor %s, evicted %v, survivors %v, oom_kill %d, OOMKilled %v, %s after Running, pods cgroup peak %.0f MiB, ramp %.1f MiB/s%s",
-		r.Rate, r.Evictor, r.Evicted, r.Survivors, r.OOMKills, r.OOMKilled, r.Elapsed.Round(100*time.Millisecond), r.PeakMiB, r.RateMiBps, r.Detail)
+	lat := "crossing → request " + r.Latency.Round(time.Millisecond).String()
+	if r.LatencyWhy != "" {
+		lat = "no crossing → request figure: " + r.LatencyWhy
+	}
+	return fmt.Sprintf("rate %s: evictor %s, evicted %v, survivors %v, oom_kill %d, OOMKilled %v, %s after Running, pods cgroup peak %.0f MiB, ramp %.1f MiB/s, %s%s",
+		r.Rate, r.Evictor, r.Evicted, r.Survivors, r.OOMKills, r.OOMKilled, r.Elapsed.Round(100*time.Millisecond), r.PeakMiB, r.RateMiBps, lat, r.Detail)
 }
 
 // Neighbours are the race's cast beside the BestEffort stress pod, as in the v1 race (test/e2e, bench/agent):
@@ -202,6 +211,7 @@ func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running ti
 	}
 	res.OOMKills = n.lastOOMKills() - before
 	res.PeakMiB, res.RateMiBps = rampOf(n.Samples())
+	res.Latency, res.LatencyWhy = n.latency(ns+"/stress", res.Evictor)
 	return res, raceErr
 }
 

@@ -137,13 +137,16 @@ func raceTable(rows []raceRow) string {
 		groups[k] = append(groups[k], r.res)
 	}
 	var b strings.Builder
-	b.WriteString("| rate | contender | runs | evicted by agent / kubelet / none | runs with kernel OOM kills | runs where only the stress pod was evicted and both neighbours ran to the end | median s to the end | median ramp MiB/s |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| rate | contender | runs | evicted by agent / kubelet / none | runs with kernel OOM kills | runs where only the stress pod was evicted and both neighbours ran to the end | median s to the end | median ramp MiB/s | crossing → request ms, median / max (runs measured) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range keys {
 		rs := groups[k]
 		var ev = map[string]int{}
 		ooms, right := 0, 0
-		var secs, ramps []float64
+		var secs, ramps, lat []float64
 		for _, r := range rs {
+			if r.Evictor == "agent" && r.LatencyWhy == "" {
+				lat = append(lat, float64(r.Latency.Microseconds())/1000)
+			}
 			ev[r.Evictor]++
 			if onlyTheStressPod(r) {
 				right++
@@ -154,8 +157,12 @@ func raceTable(rows []raceRow) string {
 			secs = append(secs, r.Elapsed.Seconds())
 			ramps = append(ramps, r.RateMiBps)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d / %d / %d | %d | %d | %.1f | %.1f |\n", k.rate, k.contender, len(rs),
-			ev["agent"], ev["kubelet"], ev["none"], ooms, right, median(secs), median(ramps))
+		latency := "–"
+		if len(lat) > 0 {
+			latency = fmt.Sprintf("%.0f / %.0f (%d)", median(lat), slices.Max(lat), len(lat))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d / %d / %d | %d | %d | %.1f | %.1f | %s |\n", k.rate, k.contender, len(rs),
+			ev["agent"], ev["kubelet"], ev["none"], ooms, right, median(secs), median(ramps), latency)
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -40,6 +41,15 @@ type program struct {
 func main() {
 	if len(os.Args) == 4 && os.Args[1] == "proxy" {
 		proxy(os.Args[2], os.Args[3])
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "avail" {
+		band, err := strconv.ParseInt(os.Args[3], 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "guestinit avail: band %q: %v\n", os.Args[3], err)
+			os.Exit(2)
+		}
+		availWatch(os.Args[2], band)
 		return
 	}
 	out := openOutput()

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// markAvail prefixes the available-memory watcher's lines (test/vm parses them: keep in sync).
+const markAvail = "=== pressure-vm avail "
+
+// availPeriod is how often availWatch reads the pods cgroup.
+const availPeriod = 10 * time.Millisecond
+
+// availWatch (as `/init avail <cgroup dir> <band MiB>`) reads the cgroup's memory.max, memory.current
+// and memory.stat every availPeriod and, while max − working set (current − inactive_file, the
+// kubelet's allocatableMemory.available on cgroup v2) is below the band, prints it with the time:
+// "<markAvail><unix nanoseconds> <available bytes>", when it moved by a MiB or more since the last
+// line, or a second passed, and once more on leaving the band. Benchmarks find the crossing of the agent's threshold in these lines, on
+// the clock of the agent's own log. It runs until the guest stops; a cgroup not there yet is waited for.
+func availWatch(dir string, bandMiB int64) {
+	band := bandMiB << 20
+	var last int64 = -1
+	var lastAt time.Time
+	for tick := time.NewTicker(availPeriod); ; <-tick.C {
+		avail, ok := available(dir)
+		now := time.Now()
+		if !ok || avail >= band {
+			if ok && last >= 0 { // one line on leaving the band: the samples' reader sees the rise
+				fmt.Printf("%s%d %d\n", markAvail, now.UnixNano(), avail)
+			}
+			last = -1
+			continue
+		}
+		if last >= 0 && abs(avail-last) < 1<<20 && now.Sub(lastAt) < time.Second {
+			continue
+		}
+		fmt.Printf("%s%d %d\n", markAvail, now.UnixNano(), avail)
+		last, lastAt = avail, now
+	}
+}
+
+// available is memory.max − (memory.current − inactive_file) of dir; false when a file is missing,
+// unreadable or the limit is "max".
+func available(dir string) (int64, bool) {
+	limit, ok := readInt(filepath.Join(dir, "memory.max"))
+	if !ok {
+		return 0, false
+	}
+	current, ok := readInt(filepath.Join(dir, "memory.current"))
+	if !ok {
+		return 0, false
+	}
+	stat, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	inactive, ok := statValue(stat, "inactive_file")
+	if !ok {
+		return 0, false
+	}
+	return limit - max(current-inactive, 0), true
+}
+
+func readInt(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return v, err == nil
+}
+
+// statValue is key's value in a memory.stat file.
+func statValue(stat []byte, key string) (int64, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(stat))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if ok && k == key {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

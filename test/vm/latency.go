@@ -1,0 +1,129 @@
+package vm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// markAvail prefixes the guest's available-memory watcher lines (guestinit/avail.go: keep in sync).
+const markAvail = "=== pressure-vm avail "
+
+// availBandMiB is the watcher's band: it prints the pods cgroup's allocatable available memory while
+// below it, every 10 ms (guestinit.availPeriod) when it moves by a MiB. It spans the chart's default
+// agent threshold on the race node (the kubelet's 100Mi plus the agent's headroom).
+const availBandMiB = 512
+
+// availSample is one watcher line: when (the guest's clock) and the pods cgroup's memory.max minus
+// its working set.
+type availSample struct {
+	at    time.Time
+	avail int64
+}
+
+func parseAvail(line string) (availSample, bool) {
+	f := strings.Fields(strings.TrimPrefix(line, markAvail))
+	if len(f) != 2 {
+		return availSample{}, false
+	}
+	ns, err1 := strconv.ParseInt(f[0], 10, 64)
+	v, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return availSample{}, false
+	}
+	return availSample{at: time.Unix(0, ns), avail: v}, true
+}
+
+// evictLine is the agent's "evict" log line: the pod, the signal and threshold it acted on, and when
+// it started the eviction request (the guest's clock, like the watcher's).
+type evictLine struct {
+	Msg       string    `json:"msg"`
+	Pod       string    `json:"pod"`
+	Signal    string    `json:"signal"`
+	Threshold string    `json:"threshold"`
+	Requested time.Time `json:"requested_at"`
+}
+
+// parseEvictLine reads an evict line from a line of the agent's container log (CRI format: the JSON
+// follows the runtime's timestamp, stream and tag).
+func parseEvictLine(line string) (evictLine, bool) {
+	i := strings.Index(line, "{")
+	if i < 0 {
+		return evictLine{}, false
+	}
+	var e evictLine
+	if err := json.Unmarshal([]byte(line[i:]), &e); err != nil || e.Msg != "evict" || e.Requested.IsZero() {
+		return evictLine{}, false
+	}
+	return e, true
+}
+
+// crossingToRequest is the time from the crossing of the agent's threshold, as the watcher sampled
+// the pods cgroup, to the agent's start of the request for pod: the first sample at or below the
+// threshold after the last one above it before the request. The watcher reads every 10 ms, so the
+// true crossing is up to one period (and a read) earlier than the sample that saw it. It explains
+// why when there is no such figure: no evict line for pod, another signal, or no crossing sampled.
+func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (time.Duration, error) {
+	var ev *evictLine
+	for i := range evicts {
+		if evicts[i].Pod == pod {
+			ev = &evicts[i]
+			break
+		}
+	}
+	switch {
+	case ev == nil:
+		return 0, fmt.Errorf("no evict line for %s in the agent's log", pod)
+	case ev.Signal != "allocatableMemory.available":
+		return 0, fmt.Errorf("the agent acted on %s, the watcher samples allocatableMemory.available", ev.Signal)
+	}
+	q, err := resource.ParseQuantity(ev.Threshold)
+	if err != nil {
+		return 0, fmt.Errorf("threshold %q of the evict line: %w", ev.Threshold, err)
+	}
+	limit := q.Value()
+	var crossing time.Time
+	for _, s := range avail {
+		if s.at.After(ev.Requested) {
+			break
+		}
+		switch {
+		case s.avail > limit:
+			crossing = time.Time{}
+		case crossing.IsZero():
+			crossing = s.at
+		}
+	}
+	if crossing.IsZero() {
+		return 0, fmt.Errorf("no sample at or below %s (%d bytes) before the request at %s", ev.Threshold, limit, ev.Requested.Format(time.RFC3339Nano))
+	}
+	return ev.Requested.Sub(crossing), nil
+}
+
+// latency is crossingToRequest for pod from the guest's output, or why there is none.
+func (n *Node) latency(pod, evictor string) (time.Duration, string) {
+	if evictor != "agent" {
+		return 0, "not evicted by the agent"
+	}
+	var avail []availSample
+	for _, l := range n.Guest.OutputLines(markAvail) {
+		if s, ok := parseAvail(l); ok {
+			avail = append(avail, s)
+		}
+	}
+	var evicts []evictLine
+	for _, l := range n.Guest.OutputLines("") {
+		if e, ok := parseEvictLine(l); ok {
+			evicts = append(evicts, e)
+		}
+	}
+	d, err := crossingToRequest(avail, evicts, pod)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return d, ""
+}
