@@ -57,6 +57,9 @@ type NodeOptions struct {
 	PodNetwork bool
 	// Ready bounds the wait for the node to be Ready; default 4m (TCG boots and starts slowly).
 	Ready time.Duration
+	// CostEvery, when set, runs the guest's cost sampler (guestinit cost) at this period: CPU time and
+	// RSS of the kubelet, containerd, the agent and the janitor (Node.Cost).
+	CostEvery time.Duration
 }
 
 // Node is a kubelet on cgroup v2 in a running guest, registered with a control plane on the host.
@@ -313,6 +316,9 @@ func nodePrograms(opt NodeOptions, apiPort string) []Program {
 	ps[len(ps)-1].Background = true
 	ps = append(ps, Program{Name: "avail", Path: "/init", Args: []string{"avail", guestPodsGroup, strconv.Itoa(availBandMiB)},
 		Background: true}) // it waits for the pods cgroup itself
+	if opt.CostEvery > 0 {
+		ps = append(ps, Program{Name: "cost", Path: "/init", Args: []string{"cost", opt.CostEvery.String()}, Background: true})
+	}
 	if opt.PodNetwork {
 		// The chart agent's log on ttyS1 (nothing on the host reaches the kubelet's log endpoint).
 		logs := guestNodeDir + "/pod-logs/" + ChartNamespace + "_*/agent/*.log"

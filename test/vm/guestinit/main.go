@@ -43,6 +43,15 @@ func main() {
 		proxy(os.Args[2], os.Args[3])
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "cost" {
+		period, err := time.ParseDuration(os.Args[2])
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "guestinit cost: period %q: %v\n", os.Args[2], err)
+			os.Exit(2)
+		}
+		costWatch(period)
+		return
+	}
 	if len(os.Args) == 4 && os.Args[1] == "avail" {
 		band, err := strconv.ParseInt(os.Args[3], 10, 64)
 		if err != nil {
