@@ -32,7 +32,7 @@ var t0 = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 // tree is a cgroup v1 fixture tree (cgroupfs driver) with a pods cgroup limited to podsLimit, written
 // below a temporary directory, read through the real source.Node.
 type tree struct {
-	t         *testing.T
+	t         testing.TB
 	root      string
 	podsLimit int64
 	pods      map[string]fixturePod // by UID
@@ -45,7 +45,7 @@ type fixturePod struct {
 	procs, threads int
 }
 
-func newTree(t *testing.T, podsLimit int64) *tree {
+func newTree(t testing.TB, podsLimit int64) *tree {
 	tr := &tree{t: t, root: t.TempDir(), podsLimit: podsLimit, pods: map[string]fixturePod{}}
 	tr.write()
 	return tr
@@ -75,7 +75,7 @@ func (tr *tree) memTasks(rel string, usage, limit int64, procs, threads int) {
 // writeAtomic replaces a fixture file by a rename, so that an agent reading it concurrently (the level-1
 // tests run the agent's loop while the test changes usage) never sees it empty, as it could between
 // os.WriteFile's truncate and write; a kernel cgroup file is never empty either.
-func writeAtomic(t *testing.T, path, v string) {
+func writeAtomic(t testing.TB, path, v string) {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func (k *recordingKiller) KillPod(uid types.UID) (int, error) {
 }
 
 // kubeletConfig parses eviction settings like a kubelet config file with evictionHard set.
-func kubeletConfig(t *testing.T, hard map[string]string) threshold.Config {
+func kubeletConfig(t testing.TB, hard map[string]string) threshold.Config {
 	t.Helper()
 	cfg, err := threshold.ParseConfig(threshold.Input{EvictionHard: hard, EvictionHardSet: true})
 	if err != nil {
@@ -303,7 +303,7 @@ type harness struct {
 
 // newHarness builds an agent over a 2Gi pods cgroup whose kubelet has allocatableMemory.available<100Mi
 // (and memory.available<100Mi).
-func newHarness(t *testing.T, mutate func(*Settings)) *harness {
+func newHarness(t testing.TB, mutate func(*Settings)) *harness {
 	t.Helper()
 	h := &harness{tree: newTree(t, 2048*mi), clock: testingclock.NewFakeClock(t0), pods: &fakePods{},
 		ladder: &recordingLadder{}, events: &recordingEvents{}, killer: &recordingKiller{}, reg: prometheus.NewRegistry()}
