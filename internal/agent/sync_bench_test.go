@@ -7,11 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-pressure/pressure/internal/source"
+	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
 // BenchmarkWakeUpSync is the agent's work from a wake-up to its decision (the part of crossing →
 // request that is the agent's own): one sync with TriggerNotify, which reads every pod's stats fresh,
-// then the node, and runs the policy, on a fixture cgroup tree of 50 Burstable pods beside a BestEffort
+// then the node (the machine's /proc), and runs the policy, on a fixture cgroup tree of 50 Burstable pods beside a BestEffort
 // hog. "calm": no threshold met. "pressure": the hog below the agent's threshold and already in flight,
 // so every sync ranks the pods and finds nothing more to ask (no request is timed).
 func BenchmarkWakeUpSync(b *testing.B) {
@@ -21,6 +24,9 @@ func BenchmarkWakeUpSync(b *testing.B) {
 	}{{"calm", 200 * mi}, {"pressure", 700 * mi}} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := newHarness(b, nil)
+			// The machine's own procfs (PIDs, PSI, meminfo), so the benchmark runs anywhere its binary
+			// is copied (test/vm runs it in the cgroup v2 guest); the pods are the fixture tree's.
+			h.agent.Source.(*source.Node).Proc = procfs.NewReader("/proc")
 			var pods []*corev1.Pod
 			for i := range 50 {
 				uid := fmt.Sprintf("u-%02d", i)
