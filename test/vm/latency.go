@@ -18,6 +18,10 @@ const markAvail = "=== pressure-vm avail "
 // agent threshold on the race node (the kubelet's 100Mi plus the agent's headroom).
 const availBandMiB = 512
 
+// NoCrossingSampled starts RaceResult.LatencyWhy when the watcher has no sample at or below the agent's
+// threshold before its request: the watcher, starved of the guest's CPU, looked later than the agent.
+const NoCrossingSampled = "no sample at or below"
+
 // availSample is one watcher line: when (the guest's clock) and the pods cgroup's memory.max minus
 // its working set.
 type availSample struct {
@@ -99,22 +103,32 @@ func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (tim
 		}
 	}
 	if crossing.IsZero() {
-		return 0, fmt.Errorf("no sample at or below %s (%d bytes) before the request at %s", ev.Threshold, limit, ev.Requested.Format(time.RFC3339Nano))
+		return 0, fmt.Errorf("%s %s (%d bytes) before the request at %s", NoCrossingSampled, ev.Threshold, limit, ev.Requested.Format(time.RFC3339Nano))
 	}
 	return ev.Requested.Sub(crossing), nil
 }
 
-// latency is crossingToRequest for pod from the guest's output, or why there is none.
-func (n *Node) latency(pod, evictor string) (time.Duration, string) {
-	if evictor != "agent" {
-		return 0, "not evicted by the agent"
-	}
+// availSamples are the watcher's lines so far.
+func (n *Node) availSamples() []availSample {
 	var avail []availSample
 	for _, l := range n.Guest.OutputLines(markAvail) {
 		if s, ok := parseAvail(l); ok {
 			avail = append(avail, s)
 		}
 	}
+	return avail
+}
+
+// AvailSamples is how many lines the guest's watcher has printed (none: it never saw the pods cgroup's
+// allocatable available memory below its band).
+func (n *Node) AvailSamples() int { return len(n.availSamples()) }
+
+// latency is crossingToRequest for pod from the guest's output, or why there is none.
+func (n *Node) latency(pod, evictor string) (time.Duration, string) {
+	if evictor != "agent" {
+		return 0, "not evicted by the agent"
+	}
+	avail := n.availSamples()
 	var evicts []evictLine
 	for _, l := range n.Guest.OutputLines("") {
 		if e, ok := parseEvictLine(l); ok {

@@ -153,9 +153,14 @@ func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *test
 	if !slices.Equal(r.Evicted, []string{"agent:stress"}) || !slices.Equal(r.Survivors, vm.Neighbours) {
 		t.Errorf("evicted %v, survivors %v; want only the stress pod evicted (by the agent) and %v Running", r.Evicted, r.Survivors, vm.Neighbours)
 	}
-	// The benchmark's latency figure must be measurable here (its value is the benchmark's to report).
-	if r.Evictor == "agent" && r.LatencyWhy != "" {
+	// The benchmark's latency figure must be measurable here (its value is the benchmark's to report): the
+	// agent's evict line and the watcher's lines are there. A watcher that looked later than the agent (a
+	// busy guest) leaves a run without a figure, which is not the machinery's failure.
+	if r.Evictor == "agent" && r.LatencyWhy != "" && !strings.HasPrefix(r.LatencyWhy, vm.NoCrossingSampled) {
 		t.Errorf("no crossing → request figure from the guest's watcher and the agent's evict line: %s", r.LatencyWhy)
+	}
+	if n.AvailSamples() == 0 {
+		t.Errorf("the guest's watcher printed no sample of the pods cgroup's allocatable available memory")
 	}
 }
 
