@@ -64,3 +64,18 @@ func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *v
 	t.Logf("janitor: %d replicas Ready", replicas)
 	return rel, time.Since(start)
 }
+
+// installForTest is install, logged, with the release uninstalled when t ends (before the node stops:
+// cleanups run last-registered first).
+func (c chartParts) installForTest(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node) {
+	t.Helper()
+	rel, took := c.install(ctx, t, p, n)
+	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := rel.Uninstall(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+}

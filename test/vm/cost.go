@@ -40,11 +40,14 @@ func parseCost(line string) (CostSample, bool) {
 }
 
 // Cost is the cost sampler's lines so far (NodeOptions.CostEvery), in the order printed.
-func (n *Node) Cost() []CostSample {
-	var out []CostSample
-	for _, l := range n.Guest.OutputLines(markCost) {
-		if s, ok := parseCost(l); ok {
-			out = append(out, s)
+func (n *Node) Cost() []CostSample { return parsed(n.Guest.OutputLines(markCost), parseCost) }
+
+// parsed is what parse accepts of lines, in order (the guest's serial output may hold a torn line).
+func parsed[T any](lines []string, parse func(string) (T, bool)) []T {
+	var out []T
+	for _, l := range lines {
+		if v, ok := parse(l); ok {
+			out = append(out, v)
 		}
 	}
 	return out

@@ -43,15 +43,7 @@ func TestChartCostOnCgroupV2Bench(t *testing.T) {
 	opt.PodNetwork, opt.CostEvery = true, 5*time.Second
 	opt.Images = append(slices.Clone(p.images), c.images...)
 	n := p.startNode(ctx, t, opt)
-	rel, took := c.install(ctx, t, p, n)
-	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
-	t.Cleanup(func() {
-		uctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := rel.Uninstall(uctx); err != nil {
-			t.Error(err)
-		}
-	})
+	c.installForTest(ctx, t, p, n)
 	if err := sleepingPods(ctx, n, "cost", *costPods); err != nil {
 		t.Fatal(err)
 	}

@@ -110,13 +110,7 @@ func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (tim
 
 // availSamples are the watcher's lines so far.
 func (n *Node) availSamples() []availSample {
-	var avail []availSample
-	for _, l := range n.Guest.OutputLines(markAvail) {
-		if s, ok := parseAvail(l); ok {
-			avail = append(avail, s)
-		}
-	}
-	return avail
+	return parsed(n.Guest.OutputLines(markAvail), parseAvail)
 }
 
 // AvailSamples is how many lines the guest's watcher has printed (none: it never saw the pods cgroup's
@@ -128,14 +122,7 @@ func (n *Node) latency(pod, evictor string) (time.Duration, string) {
 	if evictor != "agent" {
 		return 0, "not evicted by the agent"
 	}
-	avail := n.availSamples()
-	var evicts []evictLine
-	for _, l := range n.Guest.OutputLines("") {
-		if e, ok := parseEvictLine(l); ok {
-			evicts = append(evicts, e)
-		}
-	}
-	d, err := crossingToRequest(avail, evicts, pod)
+	d, err := crossingToRequest(n.availSamples(), parsed(n.Guest.OutputLines(""), parseEvictLine), pod)
 	if err != nil {
 		return 0, err.Error()
 	}

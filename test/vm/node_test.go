@@ -121,15 +121,7 @@ func TestKubeletOnCgroupV2ChartAgentEvictsTheStressPodBeforeTheOOMKiller(t *test
 	if !containsAny(n.Guest.OutputLines("I"), `"CgroupVersion":2`) {
 		t.Errorf("the kubelet's container manager did not log CgroupVersion 2")
 	}
-	rel, took := c.install(ctx, t, p, n)
-	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := rel.Uninstall(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	c.installForTest(ctx, t, p, n)
 	started := waitLine(ctx, t, n, `"msg":"pressure-agent started"`)
 	for _, want := range []string{"psi(", "memory.events(/host/sys/fs/cgroup/kubepods/memory.events)", "poll("} {
 		if !strings.Contains(started, want) {
