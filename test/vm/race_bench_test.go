@@ -15,6 +15,8 @@ import (
 var (
 	raceRuns  = flag.Int("v2race.runs", 0, "runs per contender and rate of TestOOMRaceOnCgroupV2Bench (0 skips it)")
 	raceChart = flag.Bool("v2race.chart", false, "install the agent with the Helm chart (else: a process in the guest)")
+	raceSet   = flag.String("v2race.set", "", "extra chart values for the agent contender, comma-separated (a named contender, not the chart's defaults)")
+	raceAlone = flag.Bool("v2race.kubelet", true, "also race the kubelet alone (interleaved)")
 )
 
 // TestOOMRaceOnCgroupV2Bench is the multi-run OOM race on the v2 kubelet node (docs/benchmarks.md): the
@@ -68,13 +70,20 @@ type agentHow struct {
 func (p nodeParts) raceRuns(ctx context.Context, t *testing.T, a agentHow, rate string, n int) []raceRow {
 	var rows []raceRow
 	for i := range n {
-		for _, c := range []string{"kubelet", "agent"} {
+		contenders := []string{"kubelet", "agent"}
+		if !*raceAlone {
+			contenders = contenders[1:]
+		}
+		for _, c := range contenders {
 			var chart *chartParts
 			opt := raceNode(t.TempDir(), "")
 			if c == "agent" {
 				opt.Agent, chart = a.bin, a.chart
 				if chart != nil {
 					c = "agent (chart)"
+					if *raceSet != "" {
+						c = "agent (chart, " + *raceSet + ")"
+					}
 				}
 			}
 			rows = append(rows, raceRow{c, p.raceOnce(ctx, t, opt, chart, rate, raceNamespace(rate, c, i))})
@@ -106,7 +115,11 @@ func (p nodeParts) raceOnce(ctx context.Context, t *testing.T, opt vm.NodeOption
 		}
 	}()
 	if chart != nil {
-		rel, took := chart.install(ctx, t, p, n)
+		var set []string
+		if *raceSet != "" {
+			set = strings.Split(*raceSet, ",")
+		}
+		rel, took := chart.install(ctx, t, p, n, set...)
 		t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
 		defer func() {
 			uctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
