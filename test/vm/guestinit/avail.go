@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/parse"
 )
 
 // markAvail prefixes the available-memory watcher's lines (test/vm parses them: keep in sync).
@@ -73,26 +72,21 @@ func available(dir string, band int64) (int64, bool) {
 	return limit - max(current-inactive, 0), true
 }
 
+// readInt is the single value of path ("max" makes it false: no limit), by the agent's own parser.
 func readInt(path string) (int64, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return v, err == nil
+	v, err := parse.SingleUintOrMaxBytes(b, path)
+	return int64(v), err == nil && v <= math.MaxInt64
 }
 
-// statValue is key's value in a memory.stat file.
+// statValue is key's value in a memory.stat file, by the agent's own parser.
 func statValue(stat []byte, key string) (int64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(stat))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if ok && k == key {
-			n, err := strconv.ParseInt(v, 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+	var v [1]uint64
+	found, err := parse.PickKeyValues(stat, "memory.stat", []string{key}, v[:])
+	return int64(v[0]), err == nil && found == 1 && v[0] <= math.MaxInt64
 }
 
 func abs(v int64) int64 {
