@@ -14,8 +14,6 @@ LDFLAGS       := -s -w -X github.com/kube-pressure/pressure/internal/version.Ver
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_TIMEOUT  ?= 75m
 BINARIES      := pressure-agent pressure-janitor kubectl-pressure
-MODULE        := github.com/kube-pressure/pressure
-RACE_PKGS     := ./internal/... ./cmd/...
 FUZZTIME      ?= 30s
 
 .PHONY: all build fuzz test test-versions test-unit test-vm flake-check soak lint node-lock-check k8s-bins node-deps vm-deps demo demo-down clean help images dist release helm helm-bin
@@ -79,12 +77,10 @@ test: node-lock-check lint k8s-bins helm-bin node-deps vm-deps ## every test: un
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
 	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
-	@# internal/... and cmd/... run with -race, the rest of ./... without (each package once); hack/testtable
-	@# prints what plain go test would, then each package's wall time. pipefail keeps go test's status.
+	@# internal/... and cmd/... run with -race, the rest of ./... without (each package once), side by
+	@# side (hack/test-tiers.sh); hack/testtable prints what plain go test would, then each package's wall time.
 	$(GO) build -o $(CACHE)/bin/testtable ./hack/testtable
-	{ r=0; $(GO) test -json -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) || r=$$?; \
-	  $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '^$(MODULE)/internal/' -e '^$(MODULE)/cmd/') || r=$$?; \
-	  exit $$r; } | $(CACHE)/bin/testtable
+	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) hack/test-tiers.sh $(CACHE)/bin/testtable
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s), one at a time, with a table of execs
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh

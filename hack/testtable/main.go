@@ -30,6 +30,8 @@ type result struct {
 	elapsed time.Duration
 	waits   waits
 	tests   []testTime // its top-level tests that passed or failed
+	start   time.Time  // its first event
+	end     time.Time  // its last event
 }
 
 // testTime is one top-level test's outcome and run time.
@@ -39,7 +41,13 @@ type testTime struct {
 }
 
 func main() {
-	results, err := run(os.Stdin, os.Stdout)
+	ins, closeInputs, err := openInputs(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testtable: %v\n", err)
+		os.Exit(1)
+	}
+	defer closeInputs()
+	results, err := run(merged(ins), os.Stdout)
 	if slices.ContainsFunc(results, func(r result) bool { return r.action == "fail" }) {
 		fmt.Println("FAIL") // go test's last line when a package failed
 	}
@@ -77,6 +85,9 @@ func (h *heldOutput) take(top string, all bool) string {
 	return b.String()
 }
 
+// maxLine is the longest line of go test -json read (a test's output line can be long).
+const maxLine = 64 << 20
+
 // run copies the plain go test output of the JSON stream in to out and returns each package's result.
 // A test's output is held until its top-level test ends and printed only for the tests that failed; a
 // package that fails (a panic, a timeout) prints whatever its unfinished tests still hold. Lines that
@@ -85,14 +96,18 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 	held := map[string]*heldOutput{}
 	waited := map[string]waits{}
 	tests := map[string][]testTime{}
+	started := map[string]time.Time{}
 	var results []result
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	for sc.Scan() {
 		var e event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
 			fmt.Fprintln(out, sc.Text())
 			continue
+		}
+		if _, ok := started[e.Package]; !ok {
+			started[e.Package] = e.Time
 		}
 		h := held[e.Package]
 		if h == nil {
@@ -130,8 +145,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 			}
 			delete(held, e.Package)
 			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: seconds(e.Elapsed),
-				waits: waited[e.Package], tests: tests[e.Package]})
+				waits: waited[e.Package], tests: tests[e.Package], start: started[e.Package], end: e.Time})
 			delete(waited, e.Package)
+			delete(started, e.Package)
 			delete(tests, e.Package)
 		}
 	}
@@ -150,17 +166,41 @@ func writeTable(w io.Writer, results []result) {
 		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg, b.pkg))
 	})
 	var sum time.Duration
-	fmt.Fprintf(w, "\nPACKAGE WALL TIME (test binary, longest first; waited for: the package's own reports, summed)\n")
+	first, last := span(rs)
+	fmt.Fprintf(w, "\nPACKAGE WALL TIME (test binary, longest first; from: its start in the run; waited for: the package's own reports, summed)\n")
 	for _, r := range rs {
 		sum += r.elapsed
-		line := fmt.Sprintf("  %9s  %-4s  %s", r.elapsed.Round(100*time.Millisecond), r.action, r.pkg)
+		line := fmt.Sprintf("  %9s  %-4s  from +%-7s  %s", r.elapsed.Round(100*time.Millisecond), r.action, offset(first, r.start), r.pkg)
 		if wf := r.waits.String(); wf != "" {
 			line += "  (waited for " + wf + ")"
 		}
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
+	fmt.Fprintf(w, "  %9s  wall time from the first package's start to the last one's end\n", offset(first, last))
 	writeSlowest(w, rs)
+}
+
+// span is the earliest start and the latest end of the packages' events (zero times when the stream had
+// none, e.g. a test's hand-written events).
+func span(rs []result) (first, last time.Time) {
+	for _, r := range rs {
+		if !r.start.IsZero() && (first.IsZero() || r.start.Before(first)) {
+			first = r.start
+		}
+		if r.end.After(last) {
+			last = r.end
+		}
+	}
+	return first, last
+}
+
+// offset is t after first, to the second ("?" without times).
+func offset(first, t time.Time) string {
+	if first.IsZero() || t.IsZero() {
+		return "?"
+	}
+	return t.Sub(first).Round(time.Second).String()
 }
 
 // slowestShown is how many of the longest top-level tests writeSlowest lists: where the time goes.

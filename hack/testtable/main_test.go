@@ -96,7 +96,8 @@ func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
 	}
 	var table bytes.Buffer
 	writeTable(&table, results)
-	for _, want := range []string{"fail  example.com/m/bad", "pass  example.com/m/good  (waited for node lock 2m0s, control plane start 1.5s)",
+	for _, want := range []string{"fail  example.com/m/bad", "example.com/m/good  (waited for node lock 2m0s, control plane start 1.5s)",
+		"wall time from the first package's start to the last one's end",
 		"sum over 2 packages", "SLOWEST TESTS (top-level, longest first; 3 of 3)", "example.com/m/bad TestBad\n"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
