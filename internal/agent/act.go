@@ -199,7 +199,8 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
 		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
-		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "requested_at", act.Requested)
+		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "sync_started_at", a.st.times.started,
+		"read_done_at", a.st.times.read, "decided_at", a.st.times.decided, "requested_at", act.Requested)
 }
 
 // reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what

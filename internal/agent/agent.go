@@ -162,6 +162,14 @@ type loopState struct {
 	pods   map[string]signal.PodStats
 	podsAt time.Time
 	watch  []policy.Watch
+	// times are this sync's phases on the agent's clock, for the evict line.
+	times syncTimes
+}
+
+// syncTimes are when a sync started (its now), finished reading the node and decided: with the evict
+// line's requested_at they split a crossing → request latency into reading, deciding and carrying out.
+type syncTimes struct {
+	started, read, decided time.Time
 }
 
 func (a *Agent) init() {

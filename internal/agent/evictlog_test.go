@@ -7,14 +7,20 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/source"
 )
 
-func TestEvictLineSaysWhenTheRequestWasStartedOnTheAgentsClock(t *testing.T) {
+func TestEvictLineSaysWhenTheSyncStartedReadDecidedAndRequestedOnTheAgentsClock(t *testing.T) {
 	h := newHarness(t, nil)
 	var logged bytes.Buffer
 	h.agent.Log = slog.New(slog.NewJSONHandler(&logged, nil))
 	scenario1(h, 1550*mi)
-	h.sync(1500 * time.Millisecond)
+	h.agent.Source = slowSource{h.agent.Source, h.clock, 7 * time.Millisecond}
+	h.sync(1500*time.Millisecond - 14*time.Millisecond)
 	want := t0.Add(1500 * time.Millisecond)
 	var lines []map[string]any
 	sc := bufio.NewScanner(&logged)
@@ -37,7 +43,36 @@ func TestEvictLineSaysWhenTheRequestWasStartedOnTheAgentsClock(t *testing.T) {
 	if !got.Equal(want) {
 		t.Errorf("requested_at: got %s, want the clock's %s", got, want)
 	}
+	// The sync's phases, each on the same clock: the source below took 7 ms to read the pods and 7 ms
+	// to read the node, so the read was done 14 ms after the sync started.
+	started := t0.Add(1500*time.Millisecond - 14*time.Millisecond)
+	for field, want := range map[string]time.Time{"sync_started_at": started, "read_done_at": want, "decided_at": want} {
+		s, _ := lines[0][field].(string)
+		got, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Errorf("%s %q: %v", field, s, err)
+		} else if !got.Equal(want) {
+			t.Errorf("%s: got %s, want %s", field, got, want)
+		}
+	}
 	if lines[0]["pod"] != "default/stress" {
 		t.Errorf("evicted %v, want default/stress", lines[0]["pod"])
 	}
+}
+
+// slowSource is a node reader whose every read takes step on the fake clock.
+type slowSource struct {
+	source.NodeReader
+	clock *testingclock.FakeClock
+	step  time.Duration
+}
+
+func (s slowSource) ReadNode(now time.Time) (signal.Snapshot, error) {
+	s.clock.Step(s.step)
+	return s.NodeReader.ReadNode(now)
+}
+
+func (s slowSource) ReadPods(snap *signal.Snapshot, now time.Time) error {
+	s.clock.Step(s.step)
+	return s.NodeReader.ReadPods(snap, now)
 }

@@ -48,6 +48,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 		}
 	}()
 	snap := a.read(now, trigger)
+	a.st.times = syncTimes{started: now, read: a.Clock.Now()}
 	pods := a.listPods()
 	unlisted := a.unlistedPods(pods)
 	a.st.unlisted = make(map[string]bool, len(unlisted))
@@ -57,6 +58,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	a.loadPendingLedger(ctx)
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
+	a.st.times.decided = a.Clock.Now()
 	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
 	res.Plan, res.Observed, res.Pressure = plan, plan.Observed, len(plan.Pressure) > 0
 	if plan.Observed {

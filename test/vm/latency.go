@@ -50,6 +50,23 @@ type evictLine struct {
 	Signal    string    `json:"signal"`
 	Threshold string    `json:"threshold"`
 	Requested time.Time `json:"requested_at"`
+	// The deciding sync's phases (zero in an agent older than them).
+	SyncStarted time.Time `json:"sync_started_at"`
+	ReadDone    time.Time `json:"read_done_at"`
+	Decided     time.Time `json:"decided_at"`
+}
+
+// split is where a crossing → request latency d went, from the evict line's phases: when the deciding
+// sync started after the crossing (negative: before it, so the read caught the crossing in flight),
+// then its read, its decision and the start of the request. "" without the phases.
+func (e evictLine) split(d time.Duration) string {
+	if e.SyncStarted.IsZero() || e.ReadDone.IsZero() || e.Decided.IsZero() {
+		return ""
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	crossing := e.Requested.Add(-d)
+	return fmt.Sprintf("sync started %s after the crossing, read %s, decided %s, request %s",
+		ms(e.SyncStarted.Sub(crossing)), ms(e.ReadDone.Sub(e.SyncStarted)), ms(e.Decided.Sub(e.ReadDone)), ms(e.Requested.Sub(e.Decided)))
 }
 
 // parseEvictLine reads an evict line from a line of the agent's container log (CRI format: the JSON
@@ -71,7 +88,7 @@ func parseEvictLine(line string) (evictLine, bool) {
 // threshold after the last one above it before the request. The watcher reads every 10 ms, so the
 // true crossing is up to one period (and a read) earlier than the sample that saw it. It explains
 // why when there is no such figure: no evict line for pod, another signal, or no crossing sampled.
-func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (time.Duration, error) {
+func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (time.Duration, evictLine, error) {
 	var ev *evictLine
 	for i := range evicts {
 		if evicts[i].Pod == pod {
@@ -81,13 +98,13 @@ func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (tim
 	}
 	switch {
 	case ev == nil:
-		return 0, fmt.Errorf("no evict line for %s in the agent's log", pod)
+		return 0, evictLine{}, fmt.Errorf("no evict line for %s in the agent's log", pod)
 	case ev.Signal != "allocatableMemory.available":
-		return 0, fmt.Errorf("the agent acted on %s, the watcher samples allocatableMemory.available", ev.Signal)
+		return 0, *ev, fmt.Errorf("the agent acted on %s, the watcher samples allocatableMemory.available", ev.Signal)
 	}
 	q, err := resource.ParseQuantity(ev.Threshold)
 	if err != nil {
-		return 0, fmt.Errorf("threshold %q of the evict line: %w", ev.Threshold, err)
+		return 0, *ev, fmt.Errorf("threshold %q of the evict line: %w", ev.Threshold, err)
 	}
 	limit := q.Value()
 	var crossing time.Time
@@ -103,9 +120,9 @@ func crossingToRequest(avail []availSample, evicts []evictLine, pod string) (tim
 		}
 	}
 	if crossing.IsZero() {
-		return 0, fmt.Errorf("%s %s (%d bytes) before the request at %s", NoCrossingSampled, ev.Threshold, limit, ev.Requested.Format(time.RFC3339Nano))
+		return 0, *ev, fmt.Errorf("%s %s (%d bytes) before the request at %s", NoCrossingSampled, ev.Threshold, limit, ev.Requested.Format(time.RFC3339Nano))
 	}
-	return ev.Requested.Sub(crossing), nil
+	return ev.Requested.Sub(crossing), *ev, nil
 }
 
 // availSamples are the watcher's lines so far.
@@ -117,14 +134,14 @@ func (n *Node) availSamples() []availSample {
 // allocatable available memory below its band).
 func (n *Node) AvailSamples() int { return len(n.availSamples()) }
 
-// latency is crossingToRequest for pod from the guest's output, or why there is none.
-func (n *Node) latency(pod, evictor string) (time.Duration, string) {
+// latency is crossingToRequest for pod from the guest's output and its split, or why there is none.
+func (n *Node) latency(pod, evictor string) (d time.Duration, split, why string) {
 	if evictor != "agent" {
-		return 0, "not evicted by the agent"
+		return 0, "", "not evicted by the agent"
 	}
-	d, err := crossingToRequest(n.availSamples(), parsed(n.Guest.OutputLines(""), parseEvictLine), pod)
+	d, ev, err := crossingToRequest(n.availSamples(), parsed(n.Guest.OutputLines(""), parseEvictLine), pod)
 	if err != nil {
-		return 0, err.Error()
+		return 0, "", err.Error()
 	}
-	return d, ""
+	return d, ev.split(d), ""
 }

@@ -50,7 +50,7 @@ func TestCrossingToRequestRunsFromTheLastDownwardCrossingBeforeTheRequest(t *tes
 			if tc.signal != "" {
 				e.Signal = tc.signal
 			}
-			got, err := crossingToRequest(avail, []evictLine{e}, tc.pod)
+			got, _, err := crossingToRequest(avail, []evictLine{e}, tc.pod)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -62,10 +62,29 @@ func TestCrossingToRequestRunsFromTheLastDownwardCrossingBeforeTheRequest(t *tes
 			}
 		})
 	}
-	if _, err := crossingToRequest(avail[:1], []evictLine{ev}, "race/stress"); err == nil || !strings.Contains(err.Error(), "no sample at or below 356Mi") {
+	if _, _, err := crossingToRequest(avail[:1], []evictLine{ev}, "race/stress"); err == nil || !strings.Contains(err.Error(), "no sample at or below 356Mi") {
 		t.Errorf("without a sample below the threshold: error %v, want no sample at or below 356Mi", err)
 	}
 	if _, ok := parseEvictLine(`2026 stderr F {"msg":"pressure-agent started"}`); ok {
 		t.Errorf("a line other than evict parsed as an evict line")
+	}
+}
+
+func TestTheSplitSaysWhereTheLatencyWentFromTheEvictLinesPhases(t *testing.T) {
+	evict := `2026 stderr F {"msg":"evict","pod":"race/stress","signal":"allocatableMemory.available","threshold":"356Mi",` +
+		`"sync_started_at":"2026-12-06T01:00:00.190Z","read_done_at":"2026-12-06T01:00:00.250Z",` +
+		`"decided_at":"2026-12-06T01:00:00.253Z","requested_at":"2026-12-06T01:00:00.265Z"}`
+	ev, ok := parseEvictLine(evict)
+	if !ok {
+		t.Fatalf("parseEvictLine(%q) failed", evict)
+	}
+	// The crossing at 01:00:00.210: the sync had started 20 ms before it and caught it in its read.
+	want := "sync started -20ms after the crossing, read 60ms, decided 3ms, request 12ms"
+	if got := ev.split(55 * time.Millisecond); got != want {
+		t.Errorf("split %q, want %q", got, want)
+	}
+	old, _ := parseEvictLine(`2026 stderr F {"msg":"evict","pod":"race/stress","requested_at":"2026-12-06T01:00:00.265Z"}`)
+	if got := old.split(55 * time.Millisecond); got != "" {
+		t.Errorf("an evict line without the phases split into %q, want nothing", got)
 	}
 }

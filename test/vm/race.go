@@ -41,11 +41,17 @@ type RaceResult struct {
 	// (its evict line's requested_at): both on the guest's clock. LatencyWhy says why it is missing.
 	Latency    time.Duration
 	LatencyWhy string
-	Detail     string
+	// LatencySplit is where Latency went: the deciding sync's start, read, decision and request (the
+	// evict line's phases).
+	LatencySplit string
+	Detail       string
 }
 
 func (r RaceResult) String() string {
 	lat := "crossing → request " + r.Latency.Round(time.Millisecond).String()
+	if r.LatencySplit != "" {
+		lat += " (" + r.LatencySplit + ")"
+	}
 	if r.LatencyWhy != "" {
 		lat = "no crossing → request figure: " + r.LatencyWhy
 	}
@@ -211,7 +217,7 @@ func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running ti
 	}
 	res.OOMKills = n.lastOOMKills() - before
 	res.PeakMiB, res.RateMiBps = rampOf(n.Samples())
-	res.Latency, res.LatencyWhy = n.latency(ns+"/stress", res.Evictor)
+	res.Latency, res.LatencySplit, res.LatencyWhy = n.latency(ns+"/stress", res.Evictor)
 	return res, raceErr
 }
 
