@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kube-pressure/pressure/internal/source/procfs"
 	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
@@ -29,8 +30,6 @@ type steadyResult struct {
 	hwm     int64
 	samples int
 }
-
-const clockTicks = 100 // USER_HZ on Linux
 
 // steady puts o.steadyPods sleeping pods on the node, then measures the installed agent's process
 // (found through its container's cgroup) for o.steadyFor after a 10 s warm-up.
@@ -104,7 +103,8 @@ func (b *bench) measureSteady(ctx context.Context, c contender, o options) (stea
 		return r, ctx.Err()
 	case <-time.After(10 * time.Second):
 	}
-	cpu0, err := cpuTime(pid)
+	proc := procfs.NewReader("")
+	st0, err := proc.ProcessStat(pid)
 	if err != nil {
 		return r, err
 	}
@@ -120,23 +120,25 @@ func (b *bench) measureSteady(ctx context.Context, c contender, o options) (stea
 			return r, ctx.Err()
 		case <-time.After(time.Second):
 		}
-		rss, _, err := memStatus(pid)
+		m, err := proc.ProcessMemory(pid)
 		if err != nil {
 			return r, err
 		}
-		sum += rss
+		sum += m.RSS
 		r.samples++
-		r.rssMax = max(r.rssMax, rss)
+		r.rssMax = max(r.rssMax, m.RSS)
 	}
-	cpu1, err := cpuTime(pid)
+	st1, err := proc.ProcessStat(pid)
 	if err != nil {
 		return r, err
 	}
-	r.cpu = cpu1 - cpu0
+	r.cpu = st1.CPU() - st0.CPU()
 	r.rssAvg = sum / int64(max(r.samples, 1))
-	if _, r.hwm, err = memStatus(pid); err != nil {
+	m, err := proc.ProcessMemory(pid)
+	if err != nil {
 		return r, err
 	}
+	r.hwm = m.HWM
 	if c.profile {
 		err = <-profiled
 	}
@@ -157,57 +159,6 @@ func (b *bench) saveProfile(ctx context.Context, a *chartinstall.Agent, o option
 	}
 	logf("steady %s: agent CPU profile of %ss: %s (go tool pprof -top %s)", r.c.name, secs, path, path)
 	return nil
-}
-
-// cpuTime is utime+stime of pid from /proc/<pid>/stat.
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after comm", pid, len(f))
-	}
-	var ticks int64
-	for _, x := range f[11:13] { // utime, stime (fields 14 and 15)
-		n, err := strconv.ParseInt(x, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %q: %w", pid, x, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
-}
-
-// memStatus returns VmRSS and VmHWM of pid in bytes.
-func memStatus(pid int) (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "VmRSS:":
-			rss = n << 10
-		case "VmHWM:":
-			hwm = n << 10
-		}
-	}
-	return rss, hwm, nil
 }
 
 // steadyMedians is a line per agent contender: the median CPU % over its rounds, and its ratio to A's.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
 type janitorProc struct {
@@ -149,45 +151,25 @@ func (j *janitorProc) memory() (heap, rss int64, err error) {
 		return 0, 0, err
 	}
 	heap = int64(samples["go_memstats_heap_inuse_bytes"])
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", j.cmd.Process.Pid))
+	m, err := procfs.NewReader("").ProcessMemory(j.cmd.Process.Pid)
 	if err != nil {
 		return heap, 0, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			rss = kb << 10
-		}
-	}
-	return heap, rss, nil
+	return heap, m.RSS, nil
 }
 
 // usage reads the janitor's CPU time (user+system) and peak RSS from /proc.
 func (j *janitorProc) usage() (time.Duration, int64, error) {
-	pid := j.cmd.Process.Pid
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	proc := procfs.NewReader("")
+	st, err := proc.ProcessStat(j.cmd.Process.Pid)
 	if err != nil {
 		return 0, 0, err
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14 of stat
-	stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
-	const ticks = 100                                // USER_HZ
-	cpu := time.Duration(utime+stime) * time.Second / ticks
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	m, err := proc.ProcessMemory(j.cmd.Process.Pid)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	var hwm int64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			hwm = kb << 10
-		}
-	}
-	return cpu, hwm, sc.Err()
+	return st.CPU(), m.HWM, nil
 }
 
 // kill sends SIGKILL: no lease release, no flush; stop then only reaps it.

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/procfs"
 )
 
 // Process is a daemon started by this package. It is identified by PID and by the start time
@@ -72,15 +73,11 @@ func (p *Process) Alive() bool {
 			return true
 		}
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
-	if err != nil {
+	st, err := procfs.NewReader("").ProcessStat(p.PID)
+	if err != nil || st.State == "Z" || st.State == "X" {
 		return false
 	}
-	state, start, ok := parseProcStat(stat)
-	if !ok || state == "Z" || state == "X" {
-		return false
-	}
-	return p.StartTime == 0 || start == p.StartTime
+	return p.StartTime == 0 || st.StartTime == p.StartTime
 }
 
 // Stop sends SIGTERM to the process, waits up to timeout, then sends SIGKILL and waits again.
@@ -159,32 +156,8 @@ func logTail(path string, n int) string {
 
 // procStartTime returns field 22 (starttime) of /proc/<pid>/stat.
 func procStartTime(pid int) (uint64, bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	_, start, ok := parseProcStat(stat)
-	return start, ok
-}
-
-// parseProcStat returns the state (field 3) and starttime (field 22) of a /proc/<pid>/stat line.
-// The command name (field 2) may contain spaces and parentheses, so fields are counted after
-// the last ')'.
-func parseProcStat(stat []byte) (state string, start uint64, ok bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return "", 0, false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	// fields[0] is field 3 (state); field 22 is fields[19].
-	if len(fields) < 20 {
-		return "", 0, false
-	}
-	start, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return fields[0], start, true
+	st, err := procfs.NewReader("").ProcessStat(pid)
+	return st.StartTime, err == nil
 }
 
 // stopAll stops processes in order and joins the errors.

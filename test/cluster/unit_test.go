@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -71,41 +69,6 @@ func TestMergeKubeletConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestParseProcStat(t *testing.T) {
-	tests := []struct {
-		name      string
-		stat      string
-		wantState string
-		wantStart uint64
-		wantOK    bool
-	}{
-		{"command with spaces and parens", "42 (a b) c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10", "S", 98765, true},
-		{"zombie", "7 (x) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", "Z", 5, true},
-		{"too short", "7 (x) S 1 2", "", 0, false},
-		{"no paren", "7 x S", "", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state, start, ok := parseProcStat([]byte(tt.stat))
-			if state != tt.wantState || start != tt.wantStart || ok != tt.wantOK {
-				t.Errorf("got (%q, %d, %v), want (%q, %d, %v)", state, start, ok, tt.wantState, tt.wantStart, tt.wantOK)
-			}
-		})
-	}
-}
-
-func FuzzParseProcStat(f *testing.F) {
-	self, _ := os.ReadFile("/proc/self/stat")
-	f.Add(self)
-	f.Add([]byte("1 ((()) S 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		state, _, ok := parseProcStat(b)
-		if ok && strings.ContainsAny(state, " \t\n") {
-			t.Errorf("state %q contains whitespace", state)
-		}
-	})
 }
 
 func TestUnescapeMount(t *testing.T) {
