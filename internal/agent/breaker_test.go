@@ -140,3 +140,52 @@ func TestBreakerSettlesTheEvictionsOfPodsThatRunNoMore(t *testing.T) {
 		t.Errorf("settled by uid (-got +want):\n%s", d)
 	}
 }
+
+// breakerCalls records the pod lists the loop breaker was given.
+type breakerCalls struct{ lists [][]string }
+
+func (b *breakerCalls) Sync(_ context.Context, _ time.Time, _ policy.Taint, pods []*corev1.Pod) error {
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	b.lists = append(b.lists, names)
+	return nil
+}
+func (b *breakerCalls) Tainted() bool          { return false }
+func (b *breakerCalls) Avoiding(time.Time) int { return 0 }
+
+// listThenSync is a pod lister whose informer completes its first list right after a List: the list
+// it gave was partial, though the informer reports synced by the time the sync goes on.
+type listThenSync struct {
+	*fakePods
+	synced *bool
+}
+
+func (l listThenSync) List() ([]*corev1.Pod, error) {
+	pods, err := l.fakePods.List()
+	*l.synced = true
+	return pods, err
+}
+
+// TestTheBreakerSettlesOnlyByAListTakenAfterThePodInformerSynced: a pod list taken before the informer
+// synced is partial even when the informer reports synced a moment later; the loop breaker would settle
+// the ledger's evictions of the pods missing from it (seen under load: a restarted agent evicted the pod
+// its predecessor had killed, its ledger entry settled by the partial list).
+func TestTheBreakerSettlesOnlyByAListTakenAfterThePodInformerSynced(t *testing.T) {
+	h := newHarness(t, nil)
+	calls := &breakerCalls{}
+	h.agent.Breaker = calls
+	synced := false
+	h.agent.PodsSynced = func() bool { return synced }
+	h.agent.Pods = listThenSync{h.pods, &synced} // lists nothing until the informer synced
+	h.sync(time.Second)
+	if len(calls.lists) != 0 {
+		t.Fatalf("the breaker ran with the list %v taken before the informer synced; want it not to run", calls.lists)
+	}
+	h.pods.set(pod("stress", "u-stress", "besteffort", ""))
+	h.sync(time.Second)
+	if d := cmp.Diff(calls.lists, [][]string{{"stress"}}); d != "" {
+		t.Errorf("breaker's lists (-got +want):\n%s", d)
+	}
+}

@@ -16,9 +16,9 @@ type pendingLedger interface {
 // the next pod as well (seen once under load). While the pod list has not synced it does nothing: the
 // API is not known to answer, and the kill of an unlisted pod must not wait for it. Each request is
 // bounded by the client's API timeout; a failure leaves the ledger pending and the decision as before.
-func (a *Agent) loadPendingLedger(ctx context.Context) {
+func (a *Agent) loadPendingLedger(ctx context.Context, complete bool) {
 	l, ok := a.Ledger.(pendingLedger)
-	if !ok || l.Loaded() || a.PodsSynced == nil || !a.PodsSynced() {
+	if !ok || l.Loaded() || a.PodsSynced == nil || !complete {
 		return
 	}
 	if err := l.Load(ctx); err != nil {

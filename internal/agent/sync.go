@@ -49,13 +49,18 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	}()
 	snap := a.read(now, trigger)
 	a.st.times = syncTimes{started: now, read: a.Clock.Now()}
+	// Whether the list is complete is asked once, before the list is taken: an informer that syncs
+	// between the two would make an earlier, partial list look complete, and the loop breaker would
+	// settle the ledger's evictions of every pod missing from it (a restarted agent then evicted a pod
+	// its predecessor had killed).
+	complete := a.podsSynced()
 	pods := a.listPods()
-	unlisted := a.unlistedPods(pods)
+	unlisted := a.unlistedPods(pods, complete)
 	a.st.unlisted = make(map[string]bool, len(unlisted))
 	for _, p := range unlisted {
 		a.st.unlisted[string(p.UID)] = true
 	}
-	a.loadPendingLedger(ctx)
+	a.loadPendingLedger(ctx, complete)
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
 	a.st.times.decided = a.Clock.Now()
@@ -77,7 +82,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	breaking := make(chan struct{})
 	go func() {
 		defer close(breaking)
-		if a.podsSynced() {
+		if complete {
 			a.breaker(ctx, now, plan, pods)
 		}
 	}()

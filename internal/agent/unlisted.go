@@ -71,8 +71,8 @@ func oomScoreAdjs(proc *procfs.Reader, pids []int) []int {
 
 // unlistedPods returns, while the pod list is incomplete and the kill is possible, the unlisted pods
 // that are not listed, as API pods carrying only UID and QoS class.
-func (a *Agent) unlistedPods(listed []*corev1.Pod) []*corev1.Pod {
-	if a.Unlisted == nil || a.Killer == nil || a.PodsSynced == nil || a.PodsSynced() {
+func (a *Agent) unlistedPods(listed []*corev1.Pod, complete bool) []*corev1.Pod {
+	if a.Unlisted == nil || a.Killer == nil || complete {
 		return nil
 	}
 	found, err := a.Unlisted()
