@@ -200,7 +200,8 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
 		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
 		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "sync_started_at", a.st.times.started,
-		"read_done_at", a.st.times.read, "decided_at", a.st.times.decided, "requested_at", act.Requested)
+		"read_done_at", a.st.times.read, "decided_at", a.st.times.decided, "sync_cpu", a.st.times.cpuText(),
+		"requested_at", act.Requested)
 }
 
 // reclaimLog is, for policy reclaim-aware, how the acted-on memory signal was seen ("" otherwise): what

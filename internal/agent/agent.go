@@ -170,6 +170,18 @@ type loopState struct {
 // line's requested_at they split a crossing → request latency into reading, deciding and carrying out.
 type syncTimes struct {
 	started, read, decided time.Time
+	// cpu is the process's CPU time (processCPU) when the sync started and when it decided; zero
+	// when the kernel does not say.
+	cpuStarted, cpuDecided time.Duration
+}
+
+// cpuText is the process's CPU time from the sync's start to its decision, for the evict line ("" when
+// unknown).
+func (t syncTimes) cpuText() string {
+	if t.cpuStarted == 0 || t.cpuDecided == 0 {
+		return ""
+	}
+	return (t.cpuDecided - t.cpuStarted).Round(time.Millisecond / 10).String()
 }
 
 func (a *Agent) init() {

@@ -55,6 +55,12 @@ func TestEvictLineSaysWhenTheSyncStartedReadDecidedAndRequestedOnTheAgentsClock(
 			t.Errorf("%s: got %s, want %s", field, got, want)
 		}
 	}
+	// The process's CPU time over the sync, from the kernel (this test process's, so any duration).
+	if s, _ := lines[0]["sync_cpu"].(string); s == "" {
+		t.Errorf("sync_cpu missing from the evict line")
+	} else if d, err := time.ParseDuration(s); err != nil || d < 0 {
+		t.Errorf("sync_cpu %q: %v, want a duration of at least 0", s, err)
+	}
 	if lines[0]["pod"] != "default/stress" {
 		t.Errorf("evicted %v, want default/stress", lines[0]["pod"])
 	}

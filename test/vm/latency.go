@@ -54,6 +54,7 @@ type evictLine struct {
 	SyncStarted time.Time `json:"sync_started_at"`
 	ReadDone    time.Time `json:"read_done_at"`
 	Decided     time.Time `json:"decided_at"`
+	SyncCPU     string    `json:"sync_cpu"`
 }
 
 // split is where a crossing → request latency d went, from the evict line's phases: when the deciding
@@ -65,8 +66,12 @@ func (e evictLine) split(d time.Duration) string {
 	}
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	crossing := e.Requested.Add(-d)
-	return fmt.Sprintf("sync started %s after the crossing, read %s, decided %s, request %s",
+	split := fmt.Sprintf("sync started %s after the crossing, read %s, decided %s, request %s",
 		ms(e.SyncStarted.Sub(crossing)), ms(e.ReadDone.Sub(e.SyncStarted)), ms(e.Decided.Sub(e.ReadDone)), ms(e.Requested.Sub(e.Decided)))
+	if e.SyncCPU != "" {
+		split += "; the agent's CPU from the sync's start to its decision " + e.SyncCPU
+	}
+	return split
 }
 
 // parseEvictLine reads an evict line from a line of the agent's container log (CRI format: the JSON

@@ -73,13 +73,13 @@ func TestCrossingToRequestRunsFromTheLastDownwardCrossingBeforeTheRequest(t *tes
 func TestTheSplitSaysWhereTheLatencyWentFromTheEvictLinesPhases(t *testing.T) {
 	evict := `2026 stderr F {"msg":"evict","pod":"race/stress","signal":"allocatableMemory.available","threshold":"356Mi",` +
 		`"sync_started_at":"2026-12-06T01:00:00.190Z","read_done_at":"2026-12-06T01:00:00.250Z",` +
-		`"decided_at":"2026-12-06T01:00:00.253Z","requested_at":"2026-12-06T01:00:00.265Z"}`
+		`"decided_at":"2026-12-06T01:00:00.253Z","sync_cpu":"4.1ms","requested_at":"2026-12-06T01:00:00.265Z"}`
 	ev, ok := parseEvictLine(evict)
 	if !ok {
 		t.Fatalf("parseEvictLine(%q) failed", evict)
 	}
 	// The crossing at 01:00:00.210: the sync had started 20 ms before it and caught it in its read.
-	want := "sync started -20ms after the crossing, read 60ms, decided 3ms, request 12ms"
+	want := "sync started -20ms after the crossing, read 60ms, decided 3ms, request 12ms; the agent's CPU from the sync's start to its decision 4.1ms"
 	if got := ev.split(55 * time.Millisecond); got != want {
 		t.Errorf("split %q, want %q", got, want)
 	}
