@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -172,16 +173,20 @@ type syncTimes struct {
 	started, read, decided time.Time
 	// cpu is the process's CPU time (processCPU) when the sync started and when it decided; zero
 	// when the kernel does not say.
-	cpuStarted, cpuDecided time.Duration
+	cpuStarted, cpuRead, cpuDecided time.Duration
+	// gcs are the garbage collections completed by the process when the sync started and decided.
+	gcsStarted, gcsDecided uint64
 }
 
 // cpuText is the process's CPU time from the sync's start to its decision, for the evict line ("" when
 // unknown).
 func (t syncTimes) cpuText() string {
-	if t.cpuStarted == 0 || t.cpuDecided == 0 {
+	if t.cpuStarted == 0 || t.cpuRead == 0 || t.cpuDecided == 0 {
 		return ""
 	}
-	return (t.cpuDecided - t.cpuStarted).Round(time.Millisecond / 10).String()
+	r := func(d time.Duration) string { return d.Round(time.Millisecond / 10).String() }
+	return fmt.Sprintf("%s (read %s, decide %s; %d GC)", r(t.cpuDecided-t.cpuStarted), r(t.cpuRead-t.cpuStarted),
+		r(t.cpuDecided-t.cpuRead), t.gcsDecided-t.gcsStarted)
 }
 
 func (a *Agent) init() {

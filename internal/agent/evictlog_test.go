@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +60,10 @@ func TestEvictLineSaysWhenTheSyncStartedReadDecidedAndRequestedOnTheAgentsClock(
 	// The process's CPU time over the sync, from the kernel (this test process's, so any duration).
 	if s, _ := lines[0]["sync_cpu"].(string); s == "" {
 		t.Errorf("sync_cpu missing from the evict line")
-	} else if d, err := time.ParseDuration(s); err != nil || d < 0 {
-		t.Errorf("sync_cpu %q: %v, want a duration of at least 0", s, err)
+	} else if total, _, _ := strings.Cut(s, " "); !regexp.MustCompile(`^\S+ \(read \S+, decide \S+; \d+ GC\)$`).MatchString(s) {
+		t.Errorf("sync_cpu %q, want \"TOTAL (read R, decide D; N GC)\"", s)
+	} else if d, err := time.ParseDuration(total); err != nil || d < 0 {
+		t.Errorf("sync_cpu's total %q: %v, want a duration of at least 0", total, err)
 	}
 	if lines[0]["pod"] != "default/stress" {
 		t.Errorf("evicted %v, want default/stress", lines[0]["pod"])

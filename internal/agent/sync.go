@@ -47,9 +47,9 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 			a.Synced(res)
 		}
 	}()
-	cpu, _ := processCPU()
+	cpu, gcs := processCPU(), gcCycles()
 	snap := a.read(now, trigger)
-	a.st.times = syncTimes{started: now, read: a.Clock.Now(), cpuStarted: cpu}
+	a.st.times = syncTimes{started: now, read: a.Clock.Now(), cpuStarted: cpu, cpuRead: processCPU(), gcsStarted: gcs}
 	// Whether the list is complete is asked once, before the list is taken: an informer that syncs
 	// between the two would make an earlier, partial list look complete, and the loop breaker would
 	// settle the ledger's evictions of every pod missing from it (a restarted agent then evicted a pod
@@ -65,7 +65,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
 	a.st.times.decided = a.Clock.Now()
-	a.st.times.cpuDecided, _ = processCPU()
+	a.st.times.cpuDecided, a.st.times.gcsDecided = processCPU(), gcCycles()
 	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
 	res.Plan, res.Observed, res.Pressure = plan, plan.Observed, len(plan.Pressure) > 0
 	if plan.Observed {
