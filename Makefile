@@ -27,7 +27,9 @@ build: ## build the three binaries into bin/
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
-lint: ## gofmt, go mod tidy, go vet, staticcheck
+lint: ## gofmt, go mod tidy, go vet, staticcheck, no binary in git
+	@echo "lint: no binary in git"; out="$$(git ls-files -z | xargs -0 -r grep -l --binary-files=binary -m1 -P '^\x7fELF' 2>/dev/null || true)"; \
+		if [[ -n "$$out" ]]; then echo "executables tracked by git (go build without -o?): git rm --cached them:"; echo "$$out"; exit 1; fi
 	@echo "lint: gofmt"; out="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
 		if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	@echo "lint: go mod tidy"; $(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy (diff above): run go mod tidy"; exit 1; }
