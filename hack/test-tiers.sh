@@ -4,8 +4,9 @@
 #   default 5), so that the real node's OOM races keep the CPU they had when the tiers ran one after
 #   the other;
 # - the rest of ./... without -race: the API-server, real-node, guest and e2e packages. The real-node
-#   ones take turns on the node lock, which bounds the run (about 47 min warm of node time): the race
-#   tier's ten minutes now run beside it instead of before it.
+#   ones take turns on the node lock, which bounds the run (about 45 min warm of node time): the race
+#   tier (about 17 min one package at a time beside it, 5 min of the run when it ran first) is off the
+#   critical path.
 # Each tier writes go test -json into its own FIFO; TESTTABLE merges them as they come, prints what plain
 # go test would and ends with the table of each package's wall time. The exit status is the first
 # tier's that failed (else the table's).
