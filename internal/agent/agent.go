@@ -107,6 +107,9 @@ type Agent struct {
 	// Rearm, if set, is called after every sync with the thresholds the policy watches, so the notifiers
 	// can follow them.
 	Rearm func(watch []policy.Watch)
+	// Deciding, if set, is told true when a sync starts and false once it has decided: the poll pauses
+	// meanwhile, for the sync reads the files it reads.
+	Deciding func(bool)
 	// Synced reports each completed sync (tests, readiness); nil is fine.
 	Synced func(syncResult)
 
@@ -173,20 +176,21 @@ type syncTimes struct {
 	started, read, decided time.Time
 	// cpu is the process's CPU time (processCPU) when the sync started and when it decided; zero
 	// when the kernel does not say.
-	cpuStarted, cpuRead, cpuDecided time.Duration
+	cpuStarted, cpuRead, cpuDecided cpuTime
 	// gcs are the garbage collections completed by the process when the sync started and decided.
 	gcsStarted, gcsDecided uint64
 }
 
 // cpuText is the process's CPU time from the sync's start to its decision, for the evict line ("" when
-// unknown).
+// unknown): "TOTAL (read R, decide D; user U, sys S; N GC)".
 func (t syncTimes) cpuText() string {
-	if t.cpuStarted == 0 || t.cpuRead == 0 || t.cpuDecided == 0 {
+	if t.cpuStarted.total() == 0 || t.cpuRead.total() == 0 || t.cpuDecided.total() == 0 {
 		return ""
 	}
 	r := func(d time.Duration) string { return d.Round(time.Millisecond / 10).String() }
-	return fmt.Sprintf("%s (read %s, decide %s; %d GC)", r(t.cpuDecided-t.cpuStarted), r(t.cpuRead-t.cpuStarted),
-		r(t.cpuDecided-t.cpuRead), t.gcsDecided-t.gcsStarted)
+	all := t.cpuDecided.sub(t.cpuStarted)
+	return fmt.Sprintf("%s (read %s, decide %s; user %s, sys %s; %d GC)", r(all.total()), r(t.cpuRead.sub(t.cpuStarted).total()),
+		r(t.cpuDecided.sub(t.cpuRead).total()), r(all.user), r(all.sys), t.gcsDecided-t.gcsStarted)
 }
 
 func (a *Agent) init() {

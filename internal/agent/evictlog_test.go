@@ -3,7 +3,9 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/source"
 )
@@ -60,8 +63,8 @@ func TestEvictLineSaysWhenTheSyncStartedReadDecidedAndRequestedOnTheAgentsClock(
 	// The process's CPU time over the sync, from the kernel (this test process's, so any duration).
 	if s, _ := lines[0]["sync_cpu"].(string); s == "" {
 		t.Errorf("sync_cpu missing from the evict line")
-	} else if total, _, _ := strings.Cut(s, " "); !regexp.MustCompile(`^\S+ \(read \S+, decide \S+; \d+ GC\)$`).MatchString(s) {
-		t.Errorf("sync_cpu %q, want \"TOTAL (read R, decide D; N GC)\"", s)
+	} else if total, _, _ := strings.Cut(s, " "); !regexp.MustCompile(`^\S+ \(read \S+, decide \S+; user \S+, sys \S+; \d+ GC\)$`).MatchString(s) {
+		t.Errorf("sync_cpu %q, want \"TOTAL (read R, decide D; user U, sys S; N GC)\"", s)
 	} else if d, err := time.ParseDuration(total); err != nil || d < 0 {
 		t.Errorf("sync_cpu's total %q: %v, want a duration of at least 0", total, err)
 	}
@@ -85,4 +88,56 @@ func (s slowSource) ReadNode(now time.Time) (signal.Snapshot, error) {
 func (s slowSource) ReadPods(snap *signal.Snapshot, now time.Time) error {
 	s.clock.Step(s.step)
 	return s.NodeReader.ReadPods(snap, now)
+}
+
+func TestThePollIsPausedFromASyncsStartToItsDecisionAndResumedBeforeTheEvictionRequest(t *testing.T) {
+	h := newHarness(t, nil)
+	scenario1(h, 1550*mi)
+	var events []string
+	deciding := false
+	h.agent.Deciding = func(b bool) {
+		deciding = b
+		events = append(events, fmt.Sprintf("deciding=%t", b))
+	}
+	h.agent.Source = watchedSource{h.agent.Source, func(what string) { events = append(events, fmt.Sprintf("%s while deciding=%t", what, deciding)) }}
+	h.agent.Ladder = watchedLadder{h.ladder, func() { events = append(events, fmt.Sprintf("eviction request while deciding=%t", deciding)) }}
+	h.sync(1500 * time.Millisecond)
+	// The deferred false at the sync's end is said again: harmless, the poll is already resumed.
+	want := []string{"deciding=true", "read pods while deciding=true", "read node while deciding=true", "deciding=false",
+		"eviction request while deciding=false", "deciding=false"}
+	if got := strings.Join(events, "; "); got != strings.Join(want, "; ") {
+		t.Errorf("got\n  %s\nwant\n  %s", got, strings.Join(want, "; "))
+	}
+}
+
+// watchedSource tells seen about each read before it reads.
+type watchedSource struct {
+	source.NodeReader
+	seen func(what string)
+}
+
+func (s watchedSource) ReadNode(now time.Time) (signal.Snapshot, error) {
+	s.seen("read node")
+	return s.NodeReader.ReadNode(now)
+}
+
+func (s watchedSource) ReadPods(snap *signal.Snapshot, now time.Time) error {
+	s.seen("read pods")
+	return s.NodeReader.ReadPods(snap, now)
+}
+
+// watchedLadder tells seen about each eviction request before it is made.
+type watchedLadder struct {
+	*recordingLadder
+	seen func()
+}
+
+func (l watchedLadder) EvictThen(ctx context.Context, req actuate.Request, later func(actuate.Result, error)) (actuate.Result, error) {
+	l.seen()
+	return l.recordingLadder.EvictThen(ctx, req, later)
+}
+
+func (l watchedLadder) Evict(ctx context.Context, req actuate.Request) (actuate.Result, error) {
+	l.seen()
+	return l.recordingLadder.Evict(ctx, req)
 }

@@ -280,7 +280,7 @@ func (r *runner) agent(kc threshold.Config, ledger *loopbreaker.PersistentLedger
 	return &Agent{
 		Settings: cfg.Settings, KubeletConfig: kc, Clock: r.opts.Clock, Source: src, Pods: pods, Unlisted: unlisted,
 		Ladder: ladder, Killer: killer, Reclaimer: reclaimer, Events: events, Breaker: breaker, Ledger: ledger, Metrics: r.metrics, Log: r.log,
-		Wake: w.ch, Rearm: w.rearm, Synced: pr.synced,
+		Wake: w.ch, Rearm: w.rearm, Deciding: w.deciding.Store, Synced: pr.synced,
 	}
 }
 

@@ -40,7 +40,9 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	a.init()
 	now := a.Clock.Now()
 	res := syncResult{Trigger: trigger, At: now}
+	a.deciding(true)
 	defer func() {
+		a.deciding(false) // already told, unless the sync panicked before its decision
 		a.Metrics.syncs.WithLabelValues(trigger).Observe(a.Clock.Since(now).Seconds())
 		a.Metrics.lastSyncTS.Set(float64(a.Clock.Now().Unix()))
 		if a.Synced != nil {
@@ -64,6 +66,7 @@ func (a *Agent) sync(ctx context.Context, trigger string) syncResult {
 	a.loadPendingLedger(ctx, complete)
 	in, byUID := a.input(now, snap, append(unlisted, pods...))
 	next, plan := policy.Step(a.st.policy, in)
+	a.deciding(false)
 	a.st.times.decided = a.Clock.Now()
 	a.st.times.cpuDecided, a.st.times.gcsDecided = processCPU(), gcCycles()
 	a.st.policy, a.st.outcomes, a.st.reclaims = next, nil, nil
@@ -165,6 +168,13 @@ func (a *Agent) ledgerRead() *policy.Ledger {
 		return nil
 	}
 	return policy.LedgerOf(a.Ledger.Entries())
+}
+
+// deciding tells Agent.Deciding, when set, whether a sync is between its start and its decision.
+func (a *Agent) deciding(b bool) {
+	if a.Deciding != nil {
+		a.Deciding(b)
+	}
 }
 
 // podsSynced reports whether the pod list is complete.

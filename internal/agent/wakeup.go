@@ -88,6 +88,8 @@ type wakers struct {
 	memTotal uint64
 	// pollThreshold is the resolved threshold of each polled signal, math.MinInt64 until the first sync.
 	pollThreshold map[signal.Signal]*atomic.Int64
+	// deciding is true from a sync's start to its decision (Agent.Deciding): the poll skips its reads.
+	deciding atomic.Bool
 }
 
 type armed struct {
@@ -260,7 +262,7 @@ func (w *wakers) poller(n Notifiers) (*notify.Poller, *cgroupfs.Sampler, string,
 		return margin, nil
 	}
 	return &notify.Poller{Interval: n.PollInterval, MaxInterval: n.PollMaxInterval, RampRate: n.PollRampRate,
-		Delta: n.PollDelta, Threshold: 0, Clock: w.clock, Read: read,
+		Delta: n.PollDelta, Threshold: 0, Clock: w.clock, Read: read, Paused: w.deciding.Load,
 		OnError: func(error) { w.onErr() }}, smp, where, nil
 }
 

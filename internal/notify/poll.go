@@ -36,6 +36,10 @@ type Poller struct {
 	Clock clock.WithTicker
 	// OnError, if set, receives read errors (the shell logs and counts them).
 	OnError func(error)
+	// Paused, if set, is asked before each read: while it returns true the poller skips its reads and
+	// asks again after Interval (the agent pauses it while a sync reads the same cgroup files and
+	// decides: reading them beside it only slows the sync down, and the sync re-arms the poll).
+	Paused func() bool
 }
 
 // pollState is what the poller remembers between reads.
@@ -89,7 +93,7 @@ func (p *Poller) NextInterval(v int64) time.Duration {
 }
 
 // Run reads once immediately, then again after NextInterval of the last value (Interval after a
-// failed read), until ctx is cancelled (returns nil).
+// failed read or a paused tick), until ctx is cancelled (returns nil).
 func (p *Poller) Run(ctx context.Context, ch chan<- struct{}) error {
 	c := p.Clock
 	if c == nil {
@@ -103,17 +107,7 @@ func (p *Poller) Run(ctx context.Context, ch chan<- struct{}) error {
 	}()
 	var s pollState
 	for {
-		next := p.NextInterval(p.Threshold)
-		if v, err := p.Read(); err != nil {
-			if p.OnError != nil {
-				p.OnError(err)
-			}
-		} else {
-			if p.step(&s, v) {
-				signal(ch)
-			}
-			next = p.NextInterval(v)
-		}
+		next := p.tick(&s, ch)
 		if t == nil {
 			t = c.NewTimer(next)
 		} else {
@@ -125,4 +119,24 @@ func (p *Poller) Run(ctx context.Context, ch chan<- struct{}) error {
 		case <-t.C():
 		}
 	}
+}
+
+// tick reads once, unless paused, signals on ch when the read says so, and returns how long to wait.
+// A paused tick keeps the state of the last read, so that a crossing during the pause signals at the
+// first read after it.
+func (p *Poller) tick(s *pollState, ch chan<- struct{}) time.Duration {
+	if p.Paused != nil && p.Paused() {
+		return p.NextInterval(p.Threshold)
+	}
+	v, err := p.Read()
+	if err != nil {
+		if p.OnError != nil {
+			p.OnError(err)
+		}
+		return p.NextInterval(p.Threshold)
+	}
+	if p.step(s, v) {
+		signal(ch)
+	}
+	return p.NextInterval(v)
 }

@@ -149,3 +149,48 @@ func TestPollerFiresOnARealCgroup(t *testing.T) {
 		t.Errorf("poller did not signal within %s after usage crossed 64 MiB", signalWait)
 	}
 }
+
+func TestAPausedPollerSkipsItsReadsAndSignalsACrossingAtItsNextRead(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
+	paused := []bool{false, true, true, false}
+	ticks, reads := make(chan int, len(paused)), make(chan int64, len(paused))
+	values := []int64{500, 50} // above the threshold, then below it: the crossing falls in the pause
+	k := 0
+	p := &notify.Poller{Threshold: 100, Interval: time.Second, Clock: clk,
+		Paused: func() bool {
+			i := k
+			k++
+			ticks <- i
+			return paused[min(i, len(paused)-1)]
+		},
+		Read: func() (int64, error) {
+			v := values[min(len(reads), len(values)-1)]
+			reads <- v
+			return v, nil
+		}}
+	ch := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx, ch)
+	for i, wantPaused := range paused {
+		if got := <-ticks; got != i {
+			t.Fatalf("tick %d asked as tick %d", i, got)
+		}
+		for !clk.HasWaiters() { // tick i is done once the poller waits again
+			time.Sleep(time.Millisecond)
+		}
+		wantReads := 1
+		if i == len(paused)-1 {
+			wantReads = 2
+		}
+		if len(reads) != wantReads {
+			t.Fatalf("after tick %d (paused %t): %d reads, want %d", i, wantPaused, len(reads), wantReads)
+		}
+		if got, want := waitSignal(ch, 0), i == len(paused)-1; got != want {
+			t.Errorf("after tick %d (paused %t): signalled = %t, want %t", i, wantPaused, got, want)
+		}
+		if i < len(paused)-1 {
+			clk.Step(time.Second) // a paused tick waits Interval
+		}
+	}
+}
