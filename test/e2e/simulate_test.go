@@ -32,6 +32,12 @@ import (
 // same moment, did not: the prediction is then one loop period early (docs/simulate.md, "step, run 5").
 const housekeeping = 10*time.Second + 500*time.Millisecond
 
+// exemptEarly bounds that exemption: the kubelet, whose loop sync did not evict, evicts the pod at its
+// next trigger, its next loop sync (one period) or its next memcg notification (15 s in the one run
+// seen: slow ramp, run 6, −15.2 s). A prediction early by more than two periods is not that case and
+// fails.
+const exemptEarly = 2 * housekeeping
+
 // simulation is the part of `simulate -o json` the test reads.
 type simulation struct {
 	Runs []struct {
@@ -209,11 +215,12 @@ func compareEvictions(t *testing.T, predicted, real []timedEviction) (exempted b
 		d := predicted[i].at.Sub(real[i].at)
 		t.Logf("%s: predicted %s, the kubelet %s: %+.1fs", real[i].pod, predicted[i].at.Format("15:04:05.0"),
 			real[i].at.Format("15:04:05.0"), d.Seconds())
-		if d < -housekeeping && loopRightAfterNotified(predicted, i) {
+		if d < -housekeeping && d >= -exemptEarly && loopRightAfterNotified(predicted, i) {
 			// The model's known limit (docs/simulate.md, "Validation"): its loop sync fell within a second
 			// after a notified eviction, after the modelled kill (a loop sync during it joins the kill, as
 			// the kubelet's does), and evicted the next pod; the kubelet's loop of that moment did not (its
-			// kills take 0.16-1.19 s). The recording is kept (see recordAndSimulate).
+			// kills take 0.16-1.19 s). The recording is kept (see recordAndSimulate). Early by more than
+			// exemptEarly is not that case: it fails below.
 			t.Logf("%s: predicted %s early by the simulated loop %s after a notified eviction: the model's known limit, not counted",
 				real[i].pod, -d, predicted[i].at.Sub(predicted[i-1].at))
 			exempted = true
