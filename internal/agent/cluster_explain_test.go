@@ -67,10 +67,14 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		cfg.Ladder.PDBFallbackWait = explainWait
 		r := w.start(cfg, cp.RESTConfig())
 		eventually(t, 30*time.Second, "guarded evicted", func() error { return w.onlyTerminating("guarded") })
-		e, ok := w.ledgerEntry(guarded.UID)
-		if !ok || e.Rung != "delete" {
-			t.Errorf("the agent's ledger entry of guarded %+v (found %v), want rung delete: the PDB refused, the agent deleted", e, ok)
-		}
+		// The ledger's entry is written after the DELETE that made the pod terminating.
+		eventually(t, 10*time.Second, "guarded's ledger entry", func() error {
+			e, ok, err := w.ledgerEntry(guarded.UID)
+			if err == nil && (!ok || e.Rung != "delete") {
+				err = fmt.Errorf("the agent's ledger entry of guarded %+v (found %v), want rung delete: the PDB refused, the agent deleted", e, ok)
+			}
+			return err
+		})
 		r.stop(t)
 		w.release("guarded", string(guarded.UID))
 	})
@@ -113,7 +117,10 @@ func TestExplainShowsWhatTheAgentDoesOnTheSameNode(t *testing.T) {
 		eventually(t, 30*time.Second, "app-2 evicted", func() error { return w.onlyTerminating("app-2") })
 		var got policy.Avoidance
 		eventually(t, 10*time.Second, "the escalated avoidance in the ledger", func() error {
-			l := w.ledger()
+			l, err := w.ledger()
+			if err != nil {
+				return err
+			}
 			got = l.Avoidance(policy.Workload{UID: string(cm.UID)})
 			if !got.Loop {
 				return fmt.Errorf("avoidance %+v, want an escalated one", got)
@@ -253,25 +260,30 @@ func (w *world) writeLedgerEntry(e policy.HistoryEntry, settled bool) {
 	}
 }
 
-// ledger reads the node's ledger annotation.
-func (w *world) ledger() *policy.History {
+// ledger reads the node's ledger annotation: an error when the node cannot be read or the annotation
+// is not a ledger (absent: the agent has not written it yet).
+func (w *world) ledger() (*policy.History, error) {
 	n, err := w.client.CoreV1().Nodes().Get(context.Background(), w.node, metav1.GetOptions{})
 	if err != nil {
-		w.t.Fatal(err)
+		return nil, err
 	}
-	l, err := loopbreaker.ReadLedger(strings.NewReader(n.Annotations[loopbreaker.LedgerAnnotation]), policy.LoopConfig{})
-	if err != nil {
-		w.t.Fatal(err)
+	a, ok := n.Annotations[loopbreaker.LedgerAnnotation]
+	if !ok {
+		return nil, fmt.Errorf("node %s has no %s annotation yet", w.node, loopbreaker.LedgerAnnotation)
 	}
-	return l
+	return loopbreaker.ReadLedger(strings.NewReader(a), policy.LoopConfig{})
 }
 
 // ledgerEntry returns the ledger's entry of uid.
-func (w *world) ledgerEntry(uid types.UID) (policy.HistoryEntry, bool) {
-	for _, e := range w.ledger().Entries() {
+func (w *world) ledgerEntry(uid types.UID) (policy.HistoryEntry, bool, error) {
+	l, err := w.ledger()
+	if err != nil {
+		return policy.HistoryEntry{}, false, err
+	}
+	for _, e := range l.Entries() {
 		if e.UID == string(uid) {
-			return e, true
+			return e, true, nil
 		}
 	}
-	return policy.HistoryEntry{}, false
+	return policy.HistoryEntry{}, false, nil
 }
