@@ -30,6 +30,7 @@ type result struct {
 	elapsed time.Duration
 	waits   waits
 	tests   []testTime // its top-level tests that passed or failed
+	skipped []skipped  // its tests and subtests that skipped
 	start   time.Time  // its first event
 	end     time.Time  // its last event
 }
@@ -96,6 +97,7 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 	held := map[string]*heldOutput{}
 	waited := map[string]waits{}
 	tests := map[string][]testTime{}
+	skips := map[string][]skipped{}
 	started := map[string]time.Time{}
 	var results []result
 	sc := bufio.NewScanner(in)
@@ -132,6 +134,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 				fmt.Fprint(out, h.take(e.Test, false))
 			}
 		case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
+			if e.Action == "skip" {
+				skips[e.Package] = append(skips[e.Package], skipped{e.Package, e.Test, h.reason(e.Test)})
+			}
 			if top {
 				h.take(e.Test, false)
 			}
@@ -145,8 +150,9 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 			}
 			delete(held, e.Package)
 			results = append(results, result{pkg: e.Package, action: e.Action, elapsed: seconds(e.Elapsed),
-				waits: waited[e.Package], tests: tests[e.Package], start: started[e.Package], end: e.Time})
+				waits: waited[e.Package], tests: tests[e.Package], skipped: skips[e.Package], start: started[e.Package], end: e.Time})
 			delete(waited, e.Package)
+			delete(skips, e.Package)
 			delete(started, e.Package)
 			delete(tests, e.Package)
 		}
@@ -179,6 +185,7 @@ func writeTable(w io.Writer, results []result) {
 	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
 	fmt.Fprintf(w, "  %9s  wall time from the first package's start to the last one's end\n", offset(first, last))
 	writeSlowest(w, rs)
+	writeSkipped(w, results)
 }
 
 // span is the earliest start and the latest end of the packages' events (zero times when the stream had

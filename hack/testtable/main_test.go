@@ -103,8 +103,13 @@ func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
-	if strings.Contains(table.String(), "TestSkipped") || strings.Contains(table.String(), "TestBad/sub") {
+	slowest, skippedList, _ := strings.Cut(table.String(), "SKIPPED TESTS")
+	if strings.Contains(slowest, "TestSkipped") || strings.Contains(slowest, "TestBad/sub") {
 		t.Errorf("slowest tests list a skipped test or a subtest:\n%s", table.String())
+	}
+	// plain go test shows a skip only with -v: the table lists each with its reason.
+	if want := " (1, with the reason each printed)\n  example.com/m/good TestSkipped: not here\n"; skippedList != want {
+		t.Errorf("skipped tests %q, want %q", skippedList, want)
 	}
 	if strings.Contains(table.String(), "example.com/m/none") {
 		t.Errorf("table lists the package without tests:\n%s", table.String())
