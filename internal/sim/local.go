@@ -106,7 +106,7 @@ const releaseWindow = time.Second
 // localRelease finds where the local reads s show an evicted pod's memory leave: the first sample from
 // releaseWindow before ended on that lacks the pod, or whose working set of it is below half the read
 // before (a kill takes all of a pod's memory at once; a pod's own swings are slower than one read
-// interval), or the sample before it when that one is torn (tornBy). It returns that time and how many
+// interval), and after which no read holds the pod at that read's size again (comesBack), or the sample before it when that one is torn (tornBy). It returns that time and how many
 // of the pod's reads (reads, ascending) came before it; ok is false when the reads show no release (the
 // recording ended first, or the pod was never read).
 func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Time) (time.Time, int, bool) {
@@ -124,7 +124,7 @@ func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Tim
 			}
 			continue
 		}
-		if n > 0 && (!ok || (prev > 0 && workingSet(ps) < prev/2)) {
+		if n > 0 && (!ok || (prev > 0 && workingSet(ps) < prev/2)) && !comesBack(s[i+1:], uid, prev) {
 			if i >= 2 && tornBy(s[i-2], s[i-1], x, uid, prev) {
 				return s[i-1].At, n - 1, true
 			}
@@ -135,6 +135,20 @@ func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Tim
 		}
 	}
 	return time.Time{}, 0, false
+}
+
+// comesBack reports whether a read of s holds the pod with a working set of at least ws: memory that
+// comes back was not released (a kill takes it for good). A starting pod's few MiB swing (soak seed 1
+// episode 2, 2026-12-06: hog-2 read 3.5Mi, then 1.4Mi, 0.9 s before its eviction, then grew to 640Mi):
+// taking such a dip for the release froze the pod at its size then, and simulate evicted three other
+// pods in its place.
+func comesBack(s []LocalSample, uid string, ws int64) bool {
+	for _, x := range s {
+		if ps, ok := x.Pods[uid]; ok && workingSet(ps) >= ws {
+			return true
+		}
+	}
+	return false
 }
 
 // tornBy reports whether sample b, the last to read the pod (ws, its working set there), is torn by the
