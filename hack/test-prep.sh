@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-prep.sh: what make test needs before its first test, side by side instead of one after the other:
-# - k8s-bins: hack/build-k8s.sh, the pinned Kubernetes binaries and etcd (about 14 min of both cores on a
-#   cold machine, nothing when built), at the normal priority: it is the longest;
+# - k8s-bins: hack/build-k8s.sh, the pinned Kubernetes binaries and etcd (8.6 min of both cores on a
+#   cold machine on 2026-12-06, 14.5 min on a slower one; nothing when built), at the normal priority:
+#   it is the longest;
 # - lint: make lint (gofmt, go mod tidy, go vet, staticcheck; about 4 min cold with the module downloads,
 #   1.5 min warm), under nice so that the Kubernetes build keeps the CPU;
 # - helm: hack/install-helm.sh, the pinned helm (built once, outside any test's deadline), under nice;

@@ -106,7 +106,8 @@ const releaseWindow = time.Second
 // localRelease finds where the local reads s show an evicted pod's memory leave: the first sample from
 // releaseWindow before ended on that lacks the pod, or whose working set of it is below half the read
 // before (a kill takes all of a pod's memory at once; a pod's own swings are slower than one read
-// interval), and after which no read holds the pod at that read's size again (comesBack), or the sample before it when that one is torn (tornBy). It returns that time and how many
+// interval), when no later read holds the pod at that read's size again (comesBack); or the sample
+// before it when that one is torn (tornBy). It returns that time and how many
 // of the pod's reads (reads, ascending) came before it; ok is false when the reads show no release (the
 // recording ended first, or the pod was never read).
 func localRelease(s []LocalSample, reads []PodSample, uid string, ended time.Time) (time.Time, int, bool) {
