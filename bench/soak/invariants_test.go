@@ -271,6 +271,7 @@ func TestSchedulesAgain(t *testing.T) {
 func TestSimulateAgrees(t *testing.T) {
 	evs := []Eviction{{Namespace: "a", Pod: "hog-0", By: "agent"}, {Namespace: "a", Pod: "hog-1", By: "kubelet"}}
 	shorter, longer := LeadTolerance(2 * time.Second)[0], LeadTolerance(2 * time.Second)[1]
+	phase := PhaseTolerance(time.Second)[2]
 	for _, tc := range []struct {
 		name      string
 		predicted []string
@@ -287,14 +288,31 @@ func TestSimulateAgrees(t *testing.T) {
 			map[string][]string{shorter: {"a/hog-0"}, longer: {"a/pdb-1", "a/hog-0"}}, false, 0, true},
 		{"victims that differ at every lead within 10% are a violation", []string{"a/pdb-1", "a/hog-0"},
 			map[string][]string{shorter: {"a/pdb-1", "a/hog-0"}, longer: {"a/pdb-1", "a/hog-0"}}, false, 1, false},
+		{"a lead decision that only another phase of the agent's reads takes agrees, with a note", []string{"a/hog-0", "a/hog-1"},
+			map[string][]string{shorter: {"a/hog-0", "a/hog-1"}, phase: {"a/hog-0"}}, false, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, note := SimulateAgrees(evs, tc.predicted, tc.near, tc.faulted)
 			wantViolations(t, v, tc.want, InvSimulate)
-			if (note != "") != tc.note || tc.note && !strings.Contains(note, shorter) {
-				t.Errorf("note %q, want one naming %s: %t", note, shorter, tc.note)
+			named := shorter
+			if _, ok := tc.near[phase]; ok {
+				named = phase
+			}
+			if (note != "") != tc.note || tc.note && !strings.Contains(note, named) {
+				t.Errorf("note %q, want one naming %s: %t", note, named, tc.note)
 			}
 		})
+	}
+}
+
+func TestPhaseToleranceTriesEveryEighthOfThePollButTheConfiguredPhase(t *testing.T) {
+	want := []string{"timing.agentPhase=125ms", "timing.agentPhase=250ms", "timing.agentPhase=375ms", "timing.agentPhase=500ms",
+		"timing.agentPhase=625ms", "timing.agentPhase=750ms", "timing.agentPhase=875ms"}
+	if got := PhaseTolerance(time.Second); !slices.Equal(got, want) {
+		t.Errorf("PhaseTolerance(1s) = %q, want %q", got, want)
+	}
+	if got := Tolerance(2*time.Second, time.Second); !slices.Equal(got, append(LeadTolerance(2*time.Second), want...)) {
+		t.Errorf("Tolerance(2s, 1s) = %q, want the lead's two and the seven phases", got)
 	}
 }
 

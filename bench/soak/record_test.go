@@ -89,11 +89,11 @@ func predictAgent(ctx context.Context, dir string, args ...string) ([]string, er
 	return pods, nil
 }
 
-// predictNear runs predictAgent with each eviction lead of LeadTolerance (around the agent's default
-// lead, which the chart leaves as it is) and returns the victims by --set value.
+// predictNear runs predictAgent with each setting of Tolerance (around the agent's default lead and poll,
+// which the chart leaves as they are) and returns the victims by --set value.
 func predictNear(ctx context.Context, dir string) (map[string][]string, error) {
 	out := map[string][]string{}
-	for _, set := range LeadTolerance(policy.DefaultEvictionLead) {
+	for _, set := range Tolerance(policy.DefaultEvictionLead, agentcfg.DefaultPollMaxInterval) {
 		pods, err := predictAgent(ctx, dir, "--set", set)
 		if err != nil {
 			return nil, err

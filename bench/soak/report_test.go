@@ -197,7 +197,7 @@ func (r *report) markdown(series []Series, ledger []LedgerSample, restarts map[s
 		case InvNoRestarts:
 			checked = fmt.Sprintf("once: restarts %v", restarts)
 		case InvSimulate:
-			checked += fmt.Sprintf(" (%d agree only at a lead within 10%%: see the notes)", noted["2"])
+			checked += fmt.Sprintf(" (%d agree only at a lead within 10%% or another phase of the agent's reads: see the notes)", noted["2"])
 		case InvNoDoubleEviction:
 			checked += fmt.Sprintf(" (%d counted once: the kubelet evicted a pod the agent had evicted as the API server came back; see the notes)", noted["3"])
 		}

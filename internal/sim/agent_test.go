@@ -149,3 +149,27 @@ func TestAFastRampIsEvictedByItsTimeToExhaustionAndTheTimelineSaysSo(t *testing.
 	}
 	t.Logf("with the lead: %s %s; without: %s %s", time.Duration(withLead[0].Offset), withLead[0].Detail, time.Duration(without[0].Offset), without[0].Detail)
 }
+
+func TestTheAgentsPhaseDelaysItsFirstSyncAndMovesItsPollsReads(t *testing.T) {
+	// The leak crosses the agent's 400Mi just after 24 s (2048Mi − (1600Mi + 2Mi/s)). A poll every
+	// 300ms reads at the phase and every 300ms after it: the first read below the threshold, and the
+	// eviction, come at 24.3 s with phase 0 (24.0 s is the threshold itself, not below), 24.1 s with
+	// 100ms and 24.2 s with 200ms.
+	for _, tc := range []struct {
+		phase, want time.Duration
+	}{{0, 24300 * time.Millisecond}, {100 * time.Millisecond, 24100 * time.Millisecond}, {200 * time.Millisecond, 24200 * time.Millisecond}} {
+		m := model(pod("leak", 0, 0, Ramp{Start: 1600 * mi, Rate: 2 * mi}))
+		m.Duration = time.Minute
+		a := &fakeAgent{level: 400 * mi, victim: "leak"}
+		o := agentOptions(t, a)
+		o.AgentTiming.PollInterval = 300 * time.Millisecond
+		o.Timing.AgentPhase = tc.phase
+		got := evictions(Simulate(m.World(rand.New(rand.NewSource(1))), o), RunAgent)
+		if len(got) != 1 || got[0].at != tc.want {
+			t.Errorf("phase %s: agent run evictions %v, want the leak's at %s", tc.phase, got, tc.want)
+		}
+		if len(a.steps) == 0 || a.steps[0].Now.Sub(t0) != tc.phase {
+			t.Errorf("phase %s: the agent's first sync at %s, want at the phase", tc.phase, a.steps[0].Now.Sub(t0))
+		}
+	}
+}

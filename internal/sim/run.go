@@ -107,7 +107,10 @@ func simulateRun(w World, o Options, name string) (RunResult, []ThresholdLine) {
 	if name == RunAgent {
 		r.agent = &agent{a: o.NewAgent(), timing: o.AgentTiming, taintKey: o.AgentTaintKey,
 			below: map[signal.Signal]bool{}, lastSeen: map[signal.Signal]int64{}}
-		r.q.push(start, evAgentSync)
+		if o.Timing.AgentPhase > 0 { // the first poll at the phase too (agent.wake)
+			r.agent.lastPoll = start.Add(o.Timing.AgentPhase - max(o.AgentTiming.PollInterval, o.Timing.Step))
+		}
+		r.q.push(start.Add(o.Timing.AgentPhase), evAgentSync)
 	}
 	for r.q.Len() > 0 {
 		e := r.q.pop()

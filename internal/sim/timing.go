@@ -44,6 +44,10 @@ type Timing struct {
 	// and the agent does not sync again until the last is done (0: at once). A recording's pressure-agent
 	// evictions made in one plan say what it was (Recording.AgentRequest).
 	AgentRequest time.Duration `json:"agentRequest"`
+	// AgentPhase delays the agent's first periodic sync and first poll after the start of the timeline:
+	// the phase of its sync period and of its poll's reads, which a recording does not show (the agent
+	// logs no sync that decides nothing). Its reads then fall at other samples of the recording.
+	AgentPhase time.Duration `json:"agentPhase"`
 }
 
 // DefaultTiming returns the kubelet v1.37 constants and the delays seen on the e2e node (PodKill,
@@ -98,7 +102,8 @@ func (t Timing) Validate(span time.Duration) error {
 		name string
 		v    time.Duration
 	}{{"firstSync", t.FirstSync}, {"syncDuration", t.SyncDuration}, {"cleanupTimeout", t.CleanupTimeout}, {"podKill", t.PodKill},
-		{"podCleanup", t.PodCleanup}, {"agentEviction", t.AgentEviction}, {"agentRequest", t.AgentRequest}} {
+		{"podCleanup", t.PodCleanup}, {"agentEviction", t.AgentEviction}, {"agentRequest", t.AgentRequest},
+		{"agentPhase", t.AgentPhase}} {
 		check(f.v >= 0, f.name, f.v, "must not be negative")
 	}
 	if t.Step > 0 && span/t.Step > MaxTicks {
@@ -113,5 +118,5 @@ func (t Timing) MarshalJSON() ([]byte, error) {
 		"firstSync": t.FirstSync.String(), "syncDuration": t.SyncDuration.String(), "cleanupPoll": t.CleanupPoll.String(), "cleanupTimeout": t.CleanupTimeout.String(),
 		"podKill": t.PodKill.String(), "podCleanup": t.PodCleanup.String(), "nodeStatusUpdate": t.NodeStatusUpdate.String(),
 		"notifierRefresh": t.NotifierRefresh.String(), "agentEviction": t.AgentEviction.String(),
-		"agentRequest": t.AgentRequest.String()})
+		"agentRequest": t.AgentRequest.String(), "agentPhase": t.AgentPhase.String()})
 }
