@@ -51,11 +51,12 @@ type ReclaimConfig struct {
 	// threshold, the kubelet is about to evict whatever the estimate says, so the policy acts on the
 	// working set too (with its own ranking) rather than leave the eviction to the kubelet.
 	KubeletMargin int64
-	// KubeletHorizon: without the reclaim rung (Action disabled, or the shell cannot reclaim), the
-	// backstop acts only when the kubelet would really act: the working set is already below the
-	// kubelet's threshold, or falls fast enough to cross it within KubeletHorizon (its fall over the
-	// last MinRateSpan, not between two adjacent samples: wstrend.go). A steady page-cache pod above the kubelet's threshold is left alone. 0: the fixed
-	// KubeletMargin alone, as before.
+	// KubeletHorizon: without the reclaim rung (Action disabled, or the shell cannot reclaim), or once
+	// the rung has had its chance (rung.go, withoutRung), the backstop acts only when the kubelet would
+	// really act: the working set is already below the kubelet's threshold, or falls fast enough to
+	// cross it within KubeletHorizon (its fall over the last MinRateSpan, not between two adjacent
+	// samples: wstrend.go). A steady page-cache pod above the kubelet's threshold is left alone. 0: the
+	// fixed KubeletMargin alone, as before.
 	KubeletHorizon time.Duration
 	// Action is the reclaim rung (rung.go): off by default.
 	Action ReclaimAction

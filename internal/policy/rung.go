@@ -19,10 +19,11 @@ import (
 // memory.force_empty on v1), largest reclaimable first, sized to bring the working set back to the
 // threshold plus its minimum reclaim (bounded by ReclaimAction.MaxBytes), never from a thrashing pod.
 // The step then acts on the estimate (no eviction) while the reclaim settles. The policy evicts as
-// before when the reclaim failed, when the signal is still under after ReclaimAction.Settle, when the
-// working set is already below the kubelet's own threshold, when a reclaim of the signal was planned
-// less than ReclaimAction.MinInterval ago, or when what the non-thrashing pods could give is not enough.
-// Confirmed pressure (PSI and refaults) never reaches the rung: it is acted on as before.
+// before when the working set is already below the kubelet's own threshold or what the non-thrashing
+// pods could give is not enough. When the reclaim failed, when the signal is still under after
+// ReclaimAction.Settle, or when a reclaim of the signal was planned less than ReclaimAction.MinInterval
+// ago, the rung has had its chance and the backstop without the rung decides (withoutRung: the working
+// set's trend). Confirmed pressure (PSI and refaults) never reaches the rung: it is acted on as before.
 
 // ReclaimRequest is one reclaim to carry out.
 type ReclaimRequest struct {
@@ -176,11 +177,9 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	case had && r.err != "":
 		r.spent = true
 		st.rungs[sig] = r
-		say("the reclaim at " + stamp(r.at) + " failed (" + r.err + "): evicting")
-		return false
+		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" failed ("+r.err+")")
 	case had && r.spent:
-		say("the reclaim at " + stamp(r.at) + " did not bring the signal back: evicting")
-		return false
+		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" did not bring the signal back")
 	case had && now.Before(r.at.Add(ac.Settle)):
 		say(fmt.Sprintf("the reclaim at %s settles until %s (freed %s of %s so far): not evicting", stamp(r.at),
 			stamp(r.at.Add(ac.Settle)), threshold.FormatQuantity(r.freed, true), threshold.FormatQuantity(r.requested, true)))
@@ -188,14 +187,11 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	case had:
 		r.spent = true
 		st.rungs[sig] = r
-		say(fmt.Sprintf("still under the threshold after the reclaim at %s settled (%s; freed %s of %s): evicting",
-			stamp(r.at), ac.Settle, threshold.FormatQuantity(r.freed, true),
-			threshold.FormatQuantity(r.requested, true)))
-		return false
+		return st.withoutRung(v, cfg, say, fmt.Sprintf("still under the threshold after the reclaim at %s settled (%s; freed %s of %s)",
+			stamp(r.at), ac.Settle, threshold.FormatQuantity(r.freed, true), threshold.FormatQuantity(r.requested, true)))
 	}
 	if last, ok := st.lastReclaim[sig]; ok && now.Sub(last) < ac.MinInterval {
-		say(fmt.Sprintf("last reclaim at %s, less than %s ago (reclaim.action.minInterval): evicting", stamp(last), ac.MinInterval))
-		return false
+		return st.withoutRung(v, cfg, say, fmt.Sprintf("last reclaim at %s, less than %s ago (reclaim.action.minInterval)", stamp(last), ac.MinInterval))
 	}
 	reqs, enough, skipped := reclaimTargets(*v, goal, ests, cfg)
 	for _, s := range skipped {
@@ -223,6 +219,27 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 		threshold.FormatAvailable(v.WorkingSet, sig) + " is under the threshold only through reclaimable cache (estimate " +
 		threshold.FormatAvailable(v.NonReclaimable, sig) + "); eviction waits " + ac.Settle.String())
 	return true
+}
+
+// withoutRung decides a signal the rung has had its chance with (why: its reclaim failed, did not bring
+// the signal back, or ran less than MinInterval ago) as the backstop without the rung does: it evicts
+// only when the kubelet would act, the working set falling toward the kubelet's own threshold within
+// ReclaimConfig.KubeletHorizon (wstrend.go); a working set steady above it is left alone (true: held,
+// acting on the estimate), like a pod that reads its file in a loop and reads back every page reclaimed
+// from it (seen on the real node: the chart's agent evicted such a reader 6 s after its start, where the
+// kubelet alone kept it for ten minutes). With KubeletHorizon 0 the fixed KubeletMargin alone decides:
+// evicting.
+func (st *State) withoutRung(v *ReclaimView, cfg Config, say func(string), why string) bool {
+	h := cfg.Reclaim.KubeletHorizon
+	if h > 0 {
+		if steady := st.wsLast[v.Signal].steady(signal.Observation{Available: v.WorkingSet}, v.Kubelet, h); steady != "" {
+			v.Steady = steady
+			say(why + "; " + steady + ": not evicting (the backstop without the rung)")
+			return true
+		}
+	}
+	say(why + ": evicting")
+	return false
 }
 
 // reclaimTargets picks the reclaim of one view: the pods with a known estimate and reclaimable file
