@@ -43,10 +43,10 @@ type reclaimRun struct {
 	readerAlive         bool
 }
 
-// runReclaimCase runs the case once for contender c: the reader leaves target available (the kubelet's
-// working-set formula) and holds for hold, or until the first eviction; then the hog runs until an
-// eviction or an OOM kill.
-func runReclaimCase(t *testing.T, e *env, c reclaimContender, scenario string, target int64, hold time.Duration) reclaimRun {
+// runReclaimCase runs the case once for contender c: the reader leaves sc.target available (the kubelet's
+// working-set formula) and holds for hold (reading in a loop with sc.loop), or until the first eviction;
+// then the hog runs until an eviction or an OOM kill.
+func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario, hold time.Duration) reclaimRun {
 	t.Helper()
 	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), hold+8*time.Minute)
@@ -62,14 +62,19 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, scenario string, t
 		}
 		time.Sleep(time.Second)
 	}
+	scenario := sc.name
 	r := reclaimRun{contender: c.name, scenario: scenario}
-	size := podsLimitBytes - podsWorkingSet(t, s) - target - 16*mib
+	size := podsLimitBytes - podsWorkingSet(t, s) - sc.target - 16*mib
 	r.fileMi = size / mib
 	ooms := watchOOM(ctx, t, e, ns)
 	mark := kernelMark(t)
 	s.reset(0)
 	created := time.Now()
-	createPod(ctx, t, e, readerPod(ns, size))
+	reader := readerPod(ns, size)
+	if sc.loop {
+		reader = loopReaderPod(ns, size)
+	}
+	createPod(ctx, t, e, reader)
 	if !waitPassesOrEviction(ctx, t, e, ns, "reader", 2) {
 		t.Logf("%s, %s: an eviction before the reader's second pass", c.name, scenario)
 	}

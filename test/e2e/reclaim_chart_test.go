@@ -33,7 +33,7 @@ func TestChartReclaimRungKeepsThePageCachePodAndEvictsTheHog(t *testing.T) {
 	// working set's available amount, is inside the backstop's margin and above the kubelet's threshold.
 	c := reclaimContender{name: "rung, kubeletHorizon 0s", chart: true, rung: true, set: append(rungValues(),
 		"agent.config.policy=reclaim-aware", "agent.config.reclaim.kubeletHorizon=0s")}
-	r := runReclaimCase(t, e, c, "cache 260Mi above", 260*mib, hold)
+	r := runReclaimCase(t, e, c, reclaimScenario{name: "cache 260Mi above", target: 260 * mib}, hold)
 	if o := r.hold; len(o.agentEvicted)+len(o.kubeletEvicted) != 0 || o.ooms != 0 || len(o.oomKilled) != 0 {
 		t.Fatalf("while the reader held its cache: %s; want no eviction and no OOM kill (its cache is reclaimable)", o)
 	}

@@ -46,6 +46,14 @@ func readerPod(ns string, size int64) *corev1.Pod {
 		"--sparse"}, "64Mi", false))
 }
 
+// loopReaderPod is readerPod reading its file in a loop instead of twice (stress cache --passes 0): its
+// cache stays active, and pages the agent reclaims are read back at the next pass.
+func loopReaderPod(ns string, size int64) *corev1.Pod {
+	p := readerPod(ns, size)
+	p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, "--passes", "0")
+	return p
+}
+
 // outcome is what one scenario run saw.
 type outcome struct {
 	agentEvicted, kubeletEvicted []string
