@@ -212,9 +212,9 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 		st.rungs = map[signal.Signal]rung{}
 	}
 	if st.lastReclaim == nil {
-		st.lastReclaim = map[signal.Signal]time.Time{}
+		st.lastReclaim, st.reclaimFrom = map[signal.Signal]time.Time{}, map[signal.Signal]int64{}
 	}
-	st.rungs[sig], st.lastReclaim[sig] = r, now
+	st.rungs[sig], st.lastReclaim[sig], st.reclaimFrom[sig] = r, now, v.WorkingSet
 	say("would reclaim " + describeReclaims(reqs) + " instead of evicting: the working set " +
 		threshold.FormatAvailable(v.WorkingSet, sig) + " is under the threshold only through reclaimable cache (estimate " +
 		threshold.FormatAvailable(v.NonReclaimable, sig) + "); eviction waits " + ac.Settle.String())
@@ -229,14 +229,29 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 // from it (seen on the real node: the chart's agent evicted such a reader 6 s after its start, where the
 // kubelet alone kept it for ten minutes). With KubeletHorizon 0 the fixed KubeletMargin alone decides:
 // evicting.
+//
+// The fall right after a reclaim is mostly the reclaimed pages read back, and that cannot take the working
+// set below where it was when the reclaim was planned (above the kubelet's threshold, or the rung would not
+// have reclaimed). So while the working set is less than halfway from there down to the kubelet's
+// threshold, it is held without the trend; further down the trend decides.
 func (st *State) withoutRung(v *ReclaimView, cfg Config, say func(string), why string) bool {
 	h := cfg.Reclaim.KubeletHorizon
-	if h > 0 {
-		if steady := st.wsLast[v.Signal].steady(signal.Observation{Available: v.WorkingSet}, v.Kubelet, h); steady != "" {
-			v.Steady = steady
-			say(why + "; " + steady + ": not evicting (the backstop without the rung)")
-			return true
-		}
+	if h <= 0 {
+		say(why + ": evicting")
+		return false
+	}
+	if from, ok := st.reclaimFrom[v.Signal]; ok && from > v.Kubelet && v.WorkingSet >= from-(from-v.Kubelet)/2 {
+		v.Steady = fmt.Sprintf("the working set %s is not below %s, halfway from %s, where it was when the reclaim was planned, "+
+			"to the kubelet's threshold %s: the reclaimed pages read back, not a fall the kubelet would act on",
+			threshold.FormatAvailable(v.WorkingSet, v.Signal), threshold.FormatAvailable(from-(from-v.Kubelet)/2, v.Signal),
+			threshold.FormatAvailable(from, v.Signal), threshold.FormatAvailable(v.Kubelet, v.Signal))
+		say(why + "; " + v.Steady + ": not evicting (the backstop without the rung)")
+		return true
+	}
+	if steady := st.wsLast[v.Signal].steady(signal.Observation{Available: v.WorkingSet}, v.Kubelet, h); steady != "" {
+		v.Steady = steady
+		say(why + "; " + steady + ": not evicting (the backstop without the rung)")
+		return true
 	}
 	say(why + ": evicting")
 	return false

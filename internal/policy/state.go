@@ -46,9 +46,10 @@ type State struct {
 	// wsLast is each memory signal's recent raw observations (the working set): the backstop's trend.
 	wsLast map[signal.Signal]wsTrend
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
-	// each signal's last reclaim was planned (the rate bound).
+	// each signal's last reclaim was planned (the rate bound), reclaimFrom the working set then.
 	rungs       map[signal.Signal]rung
 	lastReclaim map[signal.Signal]time.Time
+	reclaimFrom map[signal.Signal]int64
 }
 
 // episode is a pressure episode as the node events report it.
@@ -125,6 +126,7 @@ func (s State) clone() State {
 	out.windows = copyMap(s.windows)
 	out.wsLast = copyMap(s.wsLast)
 	out.lastReclaim = copyMap(s.lastReclaim)
+	out.reclaimFrom = copyMap(s.reclaimFrom)
 	out.rungs = make(map[signal.Signal]rung, len(s.rungs))
 	for k, r := range s.rungs {
 		r.uids = copyMap(r.uids)
