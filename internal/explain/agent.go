@@ -49,7 +49,7 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	}
 	if t := plan.Target; t != nil {
 		u := unitOfSignal(t.Signal)
-		ps.Target = &AgentTarget{Signal: string(t.Signal), Available: exact(t.Available, u), Goal: exact(t.Goal, u),
+		ps.Target = &AgentTarget{Signal: string(t.Signal), Available: exact(t.Available, u), Goal: exact(t.Goal, u), GoalWhy: t.GoalWhy,
 			Need: exact(t.Need, u), MaxPods: t.Max, sig: t.Signal, available: t.Available, goal: t.Goal, need: t.Need}
 	}
 	for _, c := range plan.Credits {

@@ -314,12 +314,14 @@ type AgentThreshold struct {
 	kubeletV, resolvedV, reclaimV int64
 }
 
-// AgentTarget is how much the acted-on signal must gain: its threshold plus minimum reclaim (Goal)
-// minus what is available (Available, counting credited pods); at most MaxPods pods per sync.
+// AgentTarget is how much the acted-on signal must gain: its threshold plus minimum reclaim (Goal; GoalWhy
+// says why when it is another goal) minus what is available (Available, counting credited pods); at most
+// MaxPods pods per sync.
 type AgentTarget struct {
 	Signal    string `json:"signal"`
 	Available string `json:"available"`
 	Goal      string `json:"goal"`
+	GoalWhy   string `json:"goalWhy,omitempty"`
 	Need      string `json:"need"`
 	MaxPods   int    `json:"maxPods"`
 

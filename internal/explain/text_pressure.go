@@ -25,8 +25,12 @@ func (p *printer) pressure(ps *Pressure) {
 		}
 		if t := ps.Target; t != nil {
 			u := unitOfSignal(t.sig)
-			rows = append(rows, []string{"target:", fmt.Sprintf("%s back to %s (threshold + minimum reclaim) from %s: %s needed, at most %d pods per sync",
-				t.Signal, human(t.goal, u), human(t.available, u), human(t.need, u), t.MaxPods)})
+			why := t.GoalWhy
+			if why == "" {
+				why = "threshold + minimum reclaim"
+			}
+			rows = append(rows, []string{"target:", fmt.Sprintf("%s back to %s (%s) from %s: %s needed, at most %d pods per sync",
+				t.Signal, human(t.goal, u), why, human(t.available, u), human(t.need, u), t.MaxPods)})
 		}
 		p.table(rows)
 	}

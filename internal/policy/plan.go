@@ -160,9 +160,11 @@ type Release struct {
 type Target struct {
 	Signal    signal.Signal
 	Threshold decision.ThresholdID
-	// Available is the credited available amount; Goal the threshold plus its minimum reclaim; Need is
-	// Goal − Available (at least 1 when the threshold is met only through minimum reclaim).
+	// Available is the credited available amount; Goal the threshold plus its minimum reclaim (or, with
+	// GoalWhy saying why, another goal); Need is Goal − Available (at least 1 when the threshold is met
+	// only through minimum reclaim).
 	Available, Goal, Need int64
+	GoalWhy               string
 	// Max is the most pods the walk may take: Config.MaxEvictionsPerSync for the memory signals, 1 for
 	// the disk, inode and PID signals (one victim per step, re-measured before the next); victims beyond the minute's
 	// remaining requests are deferred, not dropped from the walk.

@@ -354,6 +354,24 @@ func wsBound(views []ReclaimView, sig signal.Signal) bool {
 	return false
 }
 
+// backstopGoal returns the goal of a signal acted on through the backstop alone (its working set, lower
+// than the non-reclaimable estimate, nothing confirming pressure): the kubelet's threshold plus the
+// backstop's margin, where the backstop stops acting. The agent's own threshold applies to the estimate;
+// on the working set the backstop only keeps the kubelet from acting, so it frees what takes the working
+// set out of the kubelet's reach and not the agent's threshold + minimum reclaim, which a page-cache pod's
+// cache counts against (seen on the real node: a hog started beside a pod reading its cache in a loop,
+// and the agent evicted both in one plan, where the hog alone took the working set back). false when
+// the signal is not acted on so.
+func backstopGoal(views []ReclaimView, sig signal.Signal, cfg ReclaimConfig) (int64, bool) {
+	for _, v := range views {
+		if v.Signal == sig {
+			return v.Kubelet + cfg.KubeletMargin, v.Known && v.KubeletKnown && !v.Confirmed && v.Backstop && !v.Held &&
+				v.WorkingSet < v.NonReclaimable
+		}
+	}
+	return 0, false
+}
+
 // kubeletHard returns the kubelet's resolved hard threshold of each observed memory signal (the
 // highest when there are several).
 func kubeletHard(kc threshold.Config, snap signal.Snapshot) map[signal.Signal]int64 {

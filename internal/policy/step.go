@@ -174,10 +174,16 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 		maxPods = 1 // disk, inodes, PIDs: one victim per step, re-measured before the next
 	}
 	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, maxPods)
+	goalWhy := "threshold + minimum reclaim"
+	if g, ok := backstopGoal(p.Reclaim, t.Signal, cfg.Reclaim); ok && g < t.Goal {
+		t.Goal, t.Need = g, max(1, g-t.Available)
+		t.GoalWhy = "the kubelet's threshold + the backstop's margin: the working set is acted on only to keep the kubelet from acting"
+		goalWhy = t.GoalWhy
+	}
 	p.Target = &t
-	p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited), goal %s (threshold + minimum reclaim): need %s, at most %d pods",
+	p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited), goal %s (%s): need %s, at most %d pods",
 		idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
-		formatRelease(t.Signal, Release{Amount: t.Goal, Known: true}), formatRelease(t.Signal, Release{Amount: t.Need, Known: true}), t.Max))
+		formatRelease(t.Signal, Release{Amount: t.Goal, Known: true}), goalWhy, formatRelease(t.Signal, Release{Amount: t.Need, Known: true}), t.Max))
 	if !wsBound(p.Reclaim, t.Signal) {
 		ws = nil
 	}
