@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/policy"
@@ -89,9 +88,8 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 	for _, w := range plan.Watch {
 		out.Thresholds[w.Signal] = w.Value
 	}
-	var waited time.Duration // the ladders run one after the other
 	for _, e := range plan.Evictions {
-		out.Evictions = append(out.Evictions, a.escalate(in, plan, e, &waited))
+		out.Evictions = append(out.Evictions, a.escalate(in, plan, e))
 	}
 	for _, q := range plan.Reclaims {
 		if q.Pod.UID == "" {
@@ -112,10 +110,11 @@ func (a *policyAgent) Step(in AgentInput) AgentPlan {
 	return out
 }
 
-// escalate runs one planned eviction through the agent's ladder against the simulated API, after the
-// evictions before it (waited, which it extends), with the ladder's avoidance rules, and records its
-// outcome for the next Step.
-func (a *policyAgent) escalate(in AgentInput, plan policy.Plan, e policy.Eviction, waited *time.Duration) AgentEviction {
+// escalate runs one planned eviction through the agent's ladder against the simulated API, with the
+// ladder's avoidance rules, and records its outcome for the next Step. Its waits (the PodDisruptionBudget
+// fallback) are its own: the agent carries a fallback out in the background (actuate.Ladder.EvictThen),
+// and the plan's next evictions do not wait for it.
+func (a *policyAgent) escalate(in AgentInput, plan policy.Plan, e policy.Eviction) AgentEviction {
 	ae := AgentEviction{UID: e.UID, Signal: e.Signal, Why: e.Why, Rank: e.Rank,
 		Ranked: len(plan.Walk), DecidedBy: string(e.DecidedBy), GraceSeconds: e.Grace.Effective, Message: e.Message}
 	if o, ok := in.Snapshot.Observations[e.Signal]; ok && int(e.Threshold) >= 0 && int(e.Threshold) < len(plan.Thresholds.Thresholds) {
@@ -128,9 +127,9 @@ func (a *policyAgent) escalate(in AgentInput, plan policy.Plan, e policy.Evictio
 	owner := workloadOf(in.Candidates, e.UID)
 	prev, avoided := a.avoidBefore(owner, in.Now)
 	moves, esc := policy.Foresee(a.ladder, e.Hard, api)
-	*waited += policy.Waited(moves)
-	last, at := esc.Last(), in.Now.Add(*waited)
-	ae.Rung, ae.After, ae.Refused = string(last.Rung), *waited, !esc.Carried()
+	waited := policy.Waited(moves)
+	last, at := esc.Last(), in.Now.Add(waited)
+	ae.Rung, ae.After, ae.Refused = string(last.Rung), waited, !esc.Carried()
 	if last.Rung == policy.RungDelete {
 		ae.Why = joinNonEmpty("; ", ae.Why, fmt.Sprintf("a PodDisruptionBudget refused: DELETE after %s (eviction.allowDelete)",
 			policy.Waited(moves)))
