@@ -162,7 +162,7 @@ func TestLoadRecordingNamesTheBadSnapshot(t *testing.T) {
 // hog-2 at its size then and evicted three other pods in its place. A release is now a fall the pod's
 // memory does not come back from (29's cache pod had the same false release, 1 s before its eviction).
 func TestSimulateNamesTheAgentsVictimsOfSoakRecordings(t *testing.T) {
-	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35", "soak-1205f-ep29", "soak-1205f-ep33", "soak-1205f-ep33-rerun", "soak-1206-seed1-ep2"} {
+	for _, name := range []string{"soak-ep0", "soak-ep34", "soak-ep35", "soak-1205f-ep29", "soak-1205f-ep33", "soak-1205f-ep33-rerun", "soak-1206-seed1-ep2", "soak-1206-seed1-ep0-pdb"} {
 		t.Run(name, func(t *testing.T) {
 			dir := untar(t, name)
 			var real []struct {
