@@ -359,9 +359,8 @@ func wsBound(views []ReclaimView, sig signal.Signal) bool {
 // backstop's margin, where the backstop stops acting. The agent's own threshold applies to the estimate;
 // on the working set the backstop only keeps the kubelet from acting, so it frees what takes the working
 // set out of the kubelet's reach and not the agent's threshold + minimum reclaim, which a page-cache pod's
-// cache counts against (seen on the real node: a hog started beside a pod reading its cache in a loop,
-// and the agent evicted both in one plan, where the hog alone took the working set back). false when
-// the signal is not acted on so.
+// cache counts against (a hog started beside a pod reading its cache in a loop had the agent evict both
+// in one plan on the real node: reclaim-backstop-hog.txt). false when the signal is not acted on so.
 func backstopGoal(views []ReclaimView, sig signal.Signal, cfg ReclaimConfig) (int64, bool) {
 	for _, v := range views {
 		if v.Signal == sig {
