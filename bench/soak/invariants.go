@@ -407,8 +407,8 @@ func parseTaintSeen(s string) (string, time.Duration, bool) {
 // moment: by about 10% over 100ms samples (soak seed 20261205, episode 78: 36 to 44 MiB per sample on one
 // ramp), and across the bound itself when the fall lasts only a few of the poll's reads (seed 1, episode
 // 0: two hogs and a cache pod starting together, about 900 MiB/s for 0.7 s; simulate's agent evicts
-// hog-0 with its reads at 5 of 8 phases of its poll, 125ms apart, and not at the other 3). The recording does not
-// show when the agent read. So a lead decision near its bound goes either way. near holds simulate's
+// hog-0 with its reads at 5 of 8 phases of its poll, 125ms apart, and not at the other 3). The
+// recording does not show when the agent read. So a lead decision near its bound goes either way. near holds simulate's
 // victims at the tolerated settings (Tolerance: the lead 10% shorter and longer, and the agent's reads
 // at other phases of its poll), by the --set value; when the victims differ at the configured settings
 // and agree at one of those, the episode agrees and note says so (the summary counts such episodes

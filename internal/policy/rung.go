@@ -240,10 +240,10 @@ func (st *State) withoutRung(v *ReclaimView, cfg Config, say func(string), why s
 		say(why + ": evicting")
 		return false
 	}
-	if from, ok := st.reclaimFrom[v.Signal]; ok && from > v.Kubelet && v.WorkingSet >= from-(from-v.Kubelet)/2 {
+	if from, ok := st.reclaimFrom[v.Signal]; ok && from > v.Kubelet && v.WorkingSet >= (from+v.Kubelet)/2 {
 		v.Steady = fmt.Sprintf("the working set %s is not below %s, halfway from %s, where it was when the reclaim was planned, "+
 			"to the kubelet's threshold %s: the reclaimed pages read back, not a fall the kubelet would act on",
-			threshold.FormatAvailable(v.WorkingSet, v.Signal), threshold.FormatAvailable(from-(from-v.Kubelet)/2, v.Signal),
+			threshold.FormatAvailable(v.WorkingSet, v.Signal), threshold.FormatAvailable((from+v.Kubelet)/2, v.Signal),
 			threshold.FormatAvailable(from, v.Signal), threshold.FormatAvailable(v.Kubelet, v.Signal))
 		say(why + "; " + v.Steady + ": not evicting (the backstop without the rung)")
 		return true

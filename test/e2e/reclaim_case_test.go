@@ -62,8 +62,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 		}
 		time.Sleep(time.Second)
 	}
-	scenario := sc.name
-	r := reclaimRun{contender: c.name, scenario: scenario}
+	r := reclaimRun{contender: c.name, scenario: sc.name}
 	size := podsLimitBytes - podsWorkingSet(t, s) - sc.target - 16*mib
 	r.fileMi = size / mib
 	ooms := watchOOM(ctx, t, e, ns)
@@ -76,7 +75,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 	}
 	createPod(ctx, t, e, reader)
 	if !waitPassesOrEviction(ctx, t, e, ns, "reader", 2) {
-		t.Logf("%s, %s: an eviction before the reader's second pass", c.name, scenario)
+		t.Logf("%s, %s: an eviction before the reader's second pass", c.name, sc.name)
 	}
 	start := time.Now()
 	for time.Since(start) < hold && !evictedAny(ctx, t, e, ns) {
@@ -85,7 +84,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 	r.held = time.Since(start).Round(time.Second)
 	r.hold = observe(ctx, t, e, ns, created, mark, ooms)
 	r.lowestHold = s.lowest()
-	t.Logf("%s, %s: held %s of %s, file %dMi: %s; %s", c.name, scenario, r.held, hold, r.fileMi, r.hold, s)
+	t.Logf("%s, %s: held %s of %s, file %dMi: %s; %s", c.name, sc.name, r.held, hold, r.fileMi, r.hold, s)
 
 	hog := stressPod(ns, "hog", []string{"mem", "--rate", "256Mi", "--target", "3Gi"}, "64Mi", false)
 	hog.Spec.Tolerations = tolerateAll()
@@ -97,7 +96,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 	})
 	time.Sleep(3 * time.Second)
 	r.withHog = observe(ctx, t, e, ns, created, mark, ooms)
-	t.Logf("%s, %s: with the hog: %s; %s", c.name, scenario, r.withHog, s)
+	t.Logf("%s, %s: with the hog: %s; %s", c.name, sc.name, r.withHog, s)
 	p, err := e.client.CoreV1().Pods(ns).Get(ctx, "reader", metav1.GetOptions{})
 	r.readerAlive = err == nil && p.DeletionTimestamp == nil && p.Status.Reason != "Evicted"
 	if a != nil {
