@@ -50,7 +50,10 @@ func agentAnswer(in Input, kubelet, derived threshold.Config, now time.Time, k K
 	if t := plan.Target; t != nil {
 		u := unitOfSignal(t.Signal)
 		ps.Target = &AgentTarget{Signal: string(t.Signal), Available: exact(t.Available, u), Goal: exact(t.Goal, u), GoalWhy: t.GoalWhy,
-			Need: exact(t.Need, u), MaxPods: t.Max, sig: t.Signal, available: t.Available, goal: t.Goal, need: t.Need}
+			Need: exact(t.Need, u), MaxPods: t.Max, sig: t.Signal, available: t.Available, goal: t.Goal, need: t.Need, growth: t.Growth}
+		if t.Growth > 0 {
+			ps.Target.Growth = exact(t.Growth, u) + "/s"
+		}
 	}
 	for _, c := range plan.Credits {
 		ac := AgentCredit{Pod: c.Pod.String(), Memory: exact(c.Memory, unitBytes), Why: c.Why, memory: c.Memory}

@@ -316,17 +316,21 @@ type AgentThreshold struct {
 
 // AgentTarget is how much the acted-on signal must gain: its threshold plus minimum reclaim (Goal; GoalWhy
 // says why when it is another goal) minus what is available (Available, counting credited pods); at most
-// MaxPods pods per sync.
+// MaxPods pods per sync, and no more once the pods taken grow Growth per second (when set).
 type AgentTarget struct {
 	Signal    string `json:"signal"`
 	Available string `json:"available"`
 	Goal      string `json:"goal"`
 	GoalWhy   string `json:"goalWhy,omitempty"`
 	Need      string `json:"need"`
-	MaxPods   int    `json:"maxPods"`
+	// Growth, when set, is a growth of usage other than page cache (per second) that also ends the walk:
+	// once the pods taken grow that fast, their eviction stops the fall (the backstop).
+	Growth  string `json:"growth,omitempty"`
+	MaxPods int    `json:"maxPods"`
 
 	sig                   signal.Signal
 	available, goal, need int64
+	growth                int64
 }
 
 // AgentCredit is a terminating pod whose usage counts as available again.

@@ -29,8 +29,13 @@ func (p *printer) pressure(ps *Pressure) {
 			if why == "" {
 				why = "threshold + minimum reclaim"
 			}
-			rows = append(rows, []string{"target:", fmt.Sprintf("%s back to %s (%s) from %s: %s needed, at most %d pods per sync",
-				t.Signal, human(t.goal, u), why, human(t.available, u), human(t.need, u), t.MaxPods)})
+			line := fmt.Sprintf("%s back to %s (%s) from %s: %s needed, at most %d pods per sync",
+				t.Signal, human(t.goal, u), why, human(t.available, u), human(t.need, u), t.MaxPods)
+			if t.growth > 0 {
+				line += fmt.Sprintf(", and no more once the pods taken grow %s/s (usage other than page cache: their eviction stops the fall)",
+					human(t.growth, u))
+			}
+			rows = append(rows, []string{"target:", line})
 		}
 		p.table(rows)
 	}

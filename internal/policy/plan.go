@@ -165,6 +165,10 @@ type Target struct {
 	// only through minimum reclaim).
 	Available, Goal, Need int64
 	GoalWhy               string
+	// Growth, when not 0, is a growth of usage other than page cache (bytes/s) that also ends the walk:
+	// once the pods taken grow at least this fast, evicting them stops the fall (the backstop: half of
+	// its scope's growth that the pods in flight do not explain, growth.go).
+	Growth int64
 	// Max is the most pods the walk may take: Config.MaxEvictionsPerSync for the memory signals, 1 for
 	// the disk, inode and PID signals (one victim per step, re-measured before the next); victims beyond the minute's
 	// remaining requests are deferred, not dropped from the walk.

@@ -92,6 +92,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		}
 		v := st.view(now, sig, o, snap, cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
+		st.recordGrowth(v, o.Time, cfg)
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
 		if st.wsLast == nil {
 			st.wsLast = map[signal.Signal]wsTrend{}
@@ -122,6 +123,11 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	for k := range st.windows {
 		if !live[k] {
 			delete(st.windows, k)
+		}
+	}
+	for k := range st.podNF {
+		if !live[k] {
+			delete(st.podNF, k)
 		}
 	}
 	return out, podsOut, ests
@@ -254,6 +260,7 @@ func (st *State) rates(now time.Time, scope string, m *signal.MemoryStat, cfg Re
 // is not measured yet while the node's PSI is not low).
 func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool, cfg ReclaimConfig) (rank.Candidate, podReclaim) {
 	pr := podReclaim{ref: candidateRef(c)}
+	st.recordPodGrowth(c, now, cfg)
 	if c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil {
 		return c, pr
 	}
@@ -343,15 +350,21 @@ func workingSets(views []ReclaimView, pods []Pod) map[string]int64 {
 	return out
 }
 
+// viewOf returns sig's view among views.
+func viewOf(views []ReclaimView, sig signal.Signal) (ReclaimView, bool) {
+	for _, v := range views {
+		if v.Signal == sig {
+			return v, true
+		}
+	}
+	return ReclaimView{}, false
+}
+
 // wsBound reports whether sig's view acts on the working set although the pods are ranked by their
 // non-reclaimable usage: confirmed pressure with the working set the lower of the two.
 func wsBound(views []ReclaimView, sig signal.Signal) bool {
-	for _, v := range views {
-		if v.Signal == sig {
-			return v.Known && (v.Confirmed || (v.Backstop && !v.Held)) && v.WorkingSet < v.NonReclaimable
-		}
-	}
-	return false
+	v, ok := viewOf(views, sig)
+	return ok && v.Known && (v.Confirmed || (v.Backstop && !v.Held)) && v.WorkingSet < v.NonReclaimable
 }
 
 // backstopGoal returns the goal of a signal acted on through the backstop alone (its working set, lower
@@ -362,13 +375,9 @@ func wsBound(views []ReclaimView, sig signal.Signal) bool {
 // cache counts against (a hog started beside a pod reading its cache in a loop had the agent evict both
 // in one plan on the real node: reclaim-backstop-hog.txt). false when the signal is not acted on so.
 func backstopGoal(views []ReclaimView, sig signal.Signal, cfg ReclaimConfig) (int64, bool) {
-	for _, v := range views {
-		if v.Signal == sig {
-			return v.Kubelet + cfg.KubeletMargin, v.Known && v.KubeletKnown && !v.Confirmed && v.Backstop && !v.Held &&
-				v.WorkingSet < v.NonReclaimable
-		}
-	}
-	return 0, false
+	v, ok := viewOf(views, sig)
+	return v.Kubelet + cfg.KubeletMargin, ok && v.Known && v.KubeletKnown && !v.Confirmed && v.Backstop && !v.Held &&
+		v.WorkingSet < v.NonReclaimable
 }
 
 // kubeletHard returns the kubelet's resolved hard threshold of each observed memory signal (the

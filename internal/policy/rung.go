@@ -181,6 +181,10 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	case had && r.spent:
 		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" did not bring the signal back")
 	case had && now.Before(r.at.Add(ac.Settle)):
+		if grows := st.growthOf(*v, cfg.Reclaim).crossing(*v, cfg.Reclaim.KubeletHorizon); grows != "" {
+			say(fmt.Sprintf("the reclaim at %s settles until %s, but %s: evicting", stamp(r.at), stamp(r.at.Add(ac.Settle)), grows))
+			return false
+		}
 		say(fmt.Sprintf("the reclaim at %s settles until %s (freed %s of %s so far): not evicting", stamp(r.at),
 			stamp(r.at.Add(ac.Settle)), threshold.FormatQuantity(r.freed, true), threshold.FormatQuantity(r.requested, true)))
 		return true
@@ -239,6 +243,16 @@ func (st *State) withoutRung(v *ReclaimView, cfg Config, say func(string), why s
 	if h <= 0 {
 		say(why + ": evicting")
 		return false
+	}
+	g := st.growthOf(*v, cfg.Reclaim)
+	if grows := g.crossing(*v, h); grows != "" {
+		say(why + "; " + grows + ": evicting")
+		return false
+	}
+	if dying := g.dying(); dying != "" {
+		v.Steady = dying
+		say(why + "; " + dying + ": not evicting (the backstop without the rung)")
+		return true
 	}
 	if from, ok := st.reclaimFrom[v.Signal]; ok && from > v.Kubelet && v.WorkingSet >= (from+v.Kubelet)/2 {
 		v.Steady = fmt.Sprintf("the working set %s is not below %s, halfway from %s, where it was when the reclaim was planned, "+

@@ -45,6 +45,11 @@ type State struct {
 	restarted time.Time
 	// wsLast is each memory signal's recent raw observations (the working set): the backstop's trend.
 	wsLast map[signal.Signal]wsTrend
+	// nfLast is each memory signal's available amount were no file page charged (the working set's
+	// available amount plus the active file pages), and podNF each pod's usage other than file pages (its
+	// working set less its active file pages), by UID: the growth that is not page cache (growth.go).
+	nfLast map[signal.Signal]wsTrend
+	podNF  map[string]wsTrend
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
 	// each signal's last reclaim was planned (the rate bound), reclaimFrom the working set then.
 	rungs       map[signal.Signal]rung
@@ -125,6 +130,8 @@ func (s State) clone() State {
 	out.tokens = append([]token(nil), s.tokens...)
 	out.windows = copyMap(s.windows)
 	out.wsLast = copyMap(s.wsLast)
+	out.nfLast = copyMap(s.nfLast)
+	out.podNF = copyMap(s.podNF)
 	out.lastReclaim = copyMap(s.lastReclaim)
 	out.reclaimFrom = copyMap(s.reclaimFrom)
 	out.rungs = make(map[signal.Signal]rung, len(s.rungs))

@@ -187,7 +187,11 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	if !wsBound(p.Reclaim, t.Signal) {
 		ws = nil
 	}
-	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, cfg, p), hard
+	var grow map[string]float64
+	if v, ok := viewOf(p.Reclaim, t.Signal); ok && ws != nil && goalWhy == t.GoalWhy {
+		grow = st.growthCover(&t, v, pods, cfg.Reclaim, p)
+	}
+	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, grow, cfg, p), hard
 }
 
 // firstVictim returns the first non-critical pod of a prediction.

@@ -79,11 +79,14 @@ func formatRelease(sig signal.Signal, r Release) string {
 // stops after it rather than evict more pods blindly; for a disk signal a pod whose usage is not measured
 // is skipped (release).
 //
-// ws, when not nil, gives each pod's memory release by UID (policy ReclaimAware acting on the working set).
+// ws, when not nil, gives each pod's memory release by UID (policy ReclaimAware acting on the working set);
+// grow each pod's growth of usage other than page cache, bytes/s, by UID: with t.Growth set the walk also
+// stops once the pods taken grow that fast.
 func (st *State) walkToTarget(pr decision.Prediction, t Target, layout signal.FilesystemLayout, hard bool, ws map[string]int64,
-	cfg Config, p *Plan) []victim {
+	grow map[string]float64, cfg Config, p *Plan) []victim {
 	var out []victim
 	var got int64
+	var grown float64
 	done := ""
 	for i, pred := range pr.Order {
 		e := pr.Ranking.Entries[i]
@@ -105,14 +108,21 @@ func (st *State) walkToTarget(pr decision.Prediction, t Target, layout signal.Fi
 		default:
 			row.Taken = true
 			got += rel.Amount
+			grown += grow[c.UID]
 			why := fmt.Sprintf("rank %d, frees %s (taken so far: %s of the %s needed)", i+1, formatRelease(t.Signal, rel),
 				formatRelease(t.Signal, Release{Amount: got, Known: rel.Known}), formatRelease(t.Signal, Release{Amount: t.Need, Known: true}))
+			if t.Growth > 0 {
+				why += fmt.Sprintf(", grows %s/s (taken so far: %s/s of the %s/s that end the walk)", threshold.FormatHuman(int64(grow[c.UID]), true),
+					threshold.FormatHuman(int64(grown), true), threshold.FormatHuman(t.Growth, true))
+			}
 			out = append(out, victim{ev: pred.Eviction, cand: c, rank: i + 1, release: rel, why: why})
 			switch {
 			case !rel.Known:
 				done = "not reached: " + row.Pod.String() + " frees an unknown amount"
 			case got >= t.Need:
 				done = "not needed: the pods before cover the need"
+			case t.Growth > 0 && grown >= float64(t.Growth):
+				done = "not needed: the pods before grow as fast as the growth that makes the fall, and their eviction stops it"
 			case len(out) >= t.Max:
 				done = fmt.Sprintf("not reached: at most %d pods per step", t.Max)
 			}

@@ -1,0 +1,184 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kube-pressure/pressure/internal/rank"
+	"github.com/kube-pressure/pressure/internal/signal"
+	"github.com/kube-pressure/pressure/internal/threshold"
+)
+
+// Growth that is not page cache. Once the reclaim rung has had its chance, the working set of a pod that
+// reads its file in a loop falls as it reads the reclaimed pages back, and withoutRung holds that fall
+// off down to halfway to the kubelet's threshold. A hog started beside the reader makes the working set
+// fall too, but with anonymous memory: on the real node the hold let a 256Mi/s hog take the working set
+// to 4Mi above the kubelet's threshold before the agent acted, and the walk then took the reader beside
+// the hog. The two falls differ in what grows: a refill grows the active file pages and leaves the usage
+// other than file pages (usage − file, the working set less the active file pages) where it was, a hog
+// grows the latter. So the policy follows that usage, for each memory signal's scope and for each pod:
+//   - a fall of the signal's non-file available amount (net of the pods in flight) that would take the
+//     working set to the kubelet's threshold within KubeletHorizon is growth: the rung's holds give way and
+//     the backstop evicts;
+//   - a non-file fall that is all in pods whose eviction is under way is held: they free it when they die;
+//   - the backstop's walk credits a growing pod with what it grows over the eviction lead (it frees what
+//     it holds when its eviction completes), so it stops at the pod whose growth makes the fall.
+//
+// Rates are over the trend's span (at least MinRateSpan, wstrend.go); a span shorter than MinRateSpan, a
+// pod seen for a moment, counts as MinRateSpan: a few pages read as a rate over 25 ms do not make growth.
+
+// nonFileAvailable is v's available amount were no file page charged: the working set's plus the active
+// file pages (the inactive ones are outside the working set already).
+func nonFileAvailable(v ReclaimView) int64 {
+	return v.WorkingSet + v.Estimate.File - v.Estimate.Inactive
+}
+
+// podNonFile is a pod's usage other than file pages (its working set less its active file pages, at least
+// 0); false when its stats lack either.
+func podNonFile(c rank.Candidate) (int64, bool) {
+	s := c.Stats
+	if s == nil || s.MemoryWorkingSet == nil || s.Memory == nil || s.Memory.ActiveFile == nil {
+		return 0, false
+	}
+	return max(0, int64(*s.MemoryWorkingSet)-int64(*s.Memory.ActiveFile)), true
+}
+
+// rise returns the trend's rise per second from its oldest to its latest observation, over at least
+// minSpan; false with fewer than two observations.
+func (t wsTrend) rise(minSpan time.Duration) (float64, bool) {
+	if len(t.obs) < 2 {
+		return 0, false
+	}
+	first, last := t.obs[0], t.obs[len(t.obs)-1]
+	span := max(last.Time.Sub(first.Time), minSpan)
+	return float64(last.Available-first.Available) / span.Seconds(), true
+}
+
+// podGrowth returns the pod's growth of usage other than file pages, bytes/s; 0 when it does not grow or
+// is not known.
+func (st *State) podGrowth(uid string, cfg ReclaimConfig) float64 {
+	r, ok := st.podNF[uid].rise(cfg.MinRateSpan)
+	if !ok || r <= 0 {
+		return 0
+	}
+	return r
+}
+
+// growth is a memory signal's non-file growth at a step (bytes/s): of its scope (0 when not falling or
+// not known), and the summed growth of the pods in flight and of the other pods (each pod's counted when
+// it grows).
+type growth struct {
+	scope, inFlight, pods float64
+}
+
+// growthOf returns v's growth.
+func (st *State) growthOf(v ReclaimView, cfg ReclaimConfig) growth {
+	var g growth
+	if r, ok := st.nfLast[v.Signal].rise(cfg.MinRateSpan); ok && r < 0 {
+		g.scope = -r
+	}
+	uids := make([]string, 0, len(st.podNF))
+	for uid := range st.podNF {
+		uids = append(uids, uid)
+	}
+	sort.Strings(uids) // a float sum in a fixed order
+	for _, uid := range uids {
+		r := st.podGrowth(uid, cfg)
+		if f, ok := st.flights[uid]; ok && f.memKnown {
+			g.inFlight += r
+		} else {
+			g.pods += r
+		}
+	}
+	return g
+}
+
+// explained reports growth at least half of which is in the pods in flight (the two rates are measured
+// over different spans: a pod's over its own samples, the scope's over at least MinRateSpan).
+func (g growth) explained() bool {
+	return g.inFlight > 0 && g.inFlight >= g.scope/2
+}
+
+// crossing says why the growth, not explained by the pods in flight and at least half of it in the other
+// pods (a fall of the scope's figure that no pod's usage shows is not growth: its working set and memory.stat
+// are two reads), takes v's working set to the kubelet's threshold within horizon ("" when it does not):
+// the backstop evicts.
+func (g growth) crossing(v ReclaimView, horizon time.Duration) string {
+	if g.scope <= 0 || g.explained() || g.pods < g.scope/2 || v.WorkingSet < v.Kubelet {
+		return ""
+	}
+	eta := time.Duration(float64(v.WorkingSet-v.Kubelet) / g.scope * float64(time.Second))
+	if eta > horizon {
+		return ""
+	}
+	return fmt.Sprintf("the usage other than file pages grows %s/s (pods %s/s, pods in flight %s/s): the working set would "+
+		"cross the kubelet's threshold %s in %s, within %s: growth, not page cache read back", threshold.FormatHuman(int64(g.scope), true),
+		threshold.FormatHuman(int64(g.pods), true), threshold.FormatHuman(int64(g.inFlight), true), threshold.FormatAvailable(v.Kubelet, v.Signal), eta.Round(time.Millisecond), horizon)
+}
+
+// dying says why v's fall is left to the pods in flight ("" when it is not): the usage other than file
+// pages grows, at least half of it in the pods whose eviction is under way.
+func (g growth) dying() string {
+	if g.scope <= 0 || !g.explained() {
+		return ""
+	}
+	return fmt.Sprintf("the usage other than file pages grows %s/s, at least half of it in the pods in flight (%s/s): they free it "+
+		"when their eviction completes", threshold.FormatHuman(int64(g.scope), true), threshold.FormatHuman(int64(g.inFlight), true))
+}
+
+// recordGrowth adds this step's non-file observations: v's scope (when its estimate is known) and each
+// pod's.
+func (st *State) recordGrowth(v ReclaimView, at time.Time, cfg ReclaimConfig) {
+	if !v.Known {
+		return
+	}
+	if st.nfLast == nil {
+		st.nfLast = map[signal.Signal]wsTrend{}
+	}
+	st.nfLast[v.Signal] = st.nfLast[v.Signal].add(signal.Observation{Time: at, Available: nonFileAvailable(v)}, cfg.MinRateSpan)
+}
+
+// recordPodGrowth adds the pod's non-file usage at its sample's time (now when the sample has none or is
+// newer): 0 for a pod without stats, which has no cgroup yet (release frees nothing of it either), so a
+// pod that starts growing has a rate from its first sample with stats on.
+func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimConfig) {
+	var u int64
+	at := now
+	if c.Stats != nil {
+		var ok bool
+		if u, ok = podNonFile(c); !ok {
+			return
+		}
+		if t := c.Stats.Time; !t.IsZero() && !t.After(now) {
+			at = t
+		}
+	}
+	if st.podNF == nil {
+		st.podNF = map[string]wsTrend{}
+	}
+	st.podNF[c.UID] = st.podNF[c.UID].add(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan)
+}
+
+// growthCover sets t.Growth, when v's usage other than file pages grows, the pods in flight do not
+// explain it and the other pods do (crossing), to half of the growth not in flight, and returns each pod's growth by UID for the walk: the backstop's
+// walk, whose goal only keeps the kubelet from acting, stops at the pods whose growth makes the fall
+// (evicting them stops it) even when their usage so far does not cover the need. nil when it does not.
+func (st *State) growthCover(t *Target, v ReclaimView, pods []Pod, cfg ReclaimConfig, p *Plan) map[string]float64 {
+	g := st.growthOf(v, cfg)
+	if g.scope <= 0 || g.explained() || g.pods < g.scope/2 {
+		return nil
+	}
+	t.Growth = int64((g.scope - g.inFlight) / 2)
+	out := make(map[string]float64, len(pods))
+	for _, pod := range pods { // sorted by namespace/name, UID
+		uid := pod.Candidate.UID
+		if r := st.podGrowth(uid, cfg); r > 0 {
+			out[uid] = r
+		}
+	}
+	p.tr().add(KindTarget, string(v.Signal), fmt.Sprintf("the usage other than file pages grows %s/s (%s/s of it in pods in flight): "+
+		"the walk also stops once the pods taken grow %s/s, half the rest", threshold.FormatHuman(int64(g.scope), true),
+		threshold.FormatHuman(int64(g.inFlight), true), threshold.FormatHuman(t.Growth, true)))
+	return out
+}
