@@ -140,8 +140,9 @@ func (st *State) recordGrowth(v ReclaimView, at time.Time, cfg ReclaimConfig) {
 }
 
 // recordPodGrowth adds the pod's non-file usage at its sample's time (now when the sample has none or is
-// newer): 0 for a pod without stats, which has no cgroup yet (release frees nothing of it either), so a
-// pod that starts growing has a rate from its first sample with stats on.
+// newer): 0 for a pod without stats, which has no cgroup yet (release frees nothing of it either), and 0
+// at the last step for a pod first seen now, so a pod that starts growing has a rate from its first
+// sample with stats on.
 func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimConfig) {
 	var u int64
 	at := now
@@ -157,7 +158,13 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 	if st.podNF == nil {
 		st.podNF = map[string]wsTrend{}
 	}
-	st.podNF[c.UID] = st.podNF[c.UID].add(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan)
+	t, seen := st.podNF[c.UID]
+	if !seen && !st.podsAt.IsZero() && st.podsAt.Before(at) {
+		// Not listed at the last step (or listed without its memory figures): it held nothing then. A hog
+		// first seen 125 ms after its start had no rate at that step, and the halfway hold let it run on.
+		t = t.add(signal.Observation{Time: st.podsAt}, cfg.MinRateSpan)
+	}
+	st.podNF[c.UID] = t.add(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan)
 }
 
 // growthCover sets t.Growth, when v's usage other than file pages grows, the pods in flight do not

@@ -70,3 +70,21 @@ func TestAPodsGrowthIsItsUsageOtherThanFilePagesOverAtLeastTheRateSpan(t *testin
 		t.Errorf("a working set that grew by active file pages alone: growth %.0f/s, want 0", got)
 	}
 }
+
+func TestAPodFirstSeenAtAStepHeldNothingAtTheLastOne(t *testing.T) {
+	const mi = 1 << 20
+	cfg := ReclaimConfig{MinRateSpan: time.Second}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hog := rank.Candidate{UID: "hog", Stats: &signal.PodStats{Time: t0.Add(1125 * time.Millisecond),
+		MemoryWorkingSet: signal.Uint64(32 * mi), Memory: &signal.MemoryStat{ActiveFile: signal.Uint64(0)}}}
+	var st State
+	st.recordPodGrowth(hog, t0, cfg) // the agent's first step: nothing known before it
+	if _, ok := st.podNF["hog"].rise(cfg.MinRateSpan); ok {
+		t.Errorf("a pod seen at the first step has a rate")
+	}
+	st = State{podsAt: t0.Add(time.Second)}
+	st.recordPodGrowth(hog, t0.Add(1125*time.Millisecond), cfg)
+	if got, want := st.podGrowth("hog", cfg), float64(32*mi); got != want {
+		t.Errorf("growth = %.0f/s, want %.0f/s (32Mi since the last step, over the 1s rate span)", got, want)
+	}
+}

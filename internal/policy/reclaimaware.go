@@ -130,6 +130,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 			delete(st.podNF, k)
 		}
 	}
+	st.podsAt = now
 	return out, podsOut, ests
 }
 

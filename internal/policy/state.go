@@ -50,6 +50,8 @@ type State struct {
 	// working set less its active file pages), by UID: the growth that is not page cache (growth.go).
 	nfLast map[signal.Signal]wsTrend
 	podNF  map[string]wsTrend
+	// podsAt is when the last step recorded the pods' non-file usage (zero: never).
+	podsAt time.Time
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
 	// each signal's last reclaim was planned (the rate bound), reclaimFrom the working set then.
 	rungs       map[signal.Signal]rung

@@ -18,9 +18,15 @@ type Pods struct {
 }
 
 // NewPods bounds the writes to the layout's pods cgroup, at most maxBytes per call and at most once per
-// minInterval per cgroup (the reclaim rung's reclaim.action.maxBytes and minInterval).
+// minInterval per cgroup (the reclaim rung's reclaim.action.maxBytes and minInterval), less the shell's
+// jitter: the policy plans a reclaim no sooner than minInterval after the last by its steps' times, and
+// the write comes a few milliseconds after its step, so the same bound here refused the policy's next
+// reclaim at 9.998 s of 10 s on the real node. The policy's bound decides; this one stops a caller
+// that loops, and allows a tenth of the interval (at most a second) for the jitter. 0 keeps the
+// Reclaimer's default.
 func NewPods(l cgroupfs.Layout, maxBytes int64, minInterval time.Duration) *Pods {
-	return &Pods{Layout: l, R: &Reclaimer{Root: filepath.Join(l.Memory, l.PodsCgroup), MaxBytes: maxBytes, MinInterval: minInterval}}
+	iv := minInterval - min(minInterval/10, time.Second)
+	return &Pods{Layout: l, R: &Reclaimer{Root: filepath.Join(l.Memory, l.PodsCgroup), MaxBytes: maxBytes, MinInterval: iv}}
 }
 
 // ReclaimPod asks the kernel to reclaim bytes from the cgroup of pod uid ("" for the pods cgroup) and

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 )
 
 // fakeV2 writes the files of a v2 cgroup dir (regular files: the kernel does not act on them).
@@ -144,5 +146,33 @@ func TestReclaimStopsWhenTheContextIsDone(t *testing.T) {
 	res := (&Reclaimer{Root: root}).Reclaim(ctx, dir, 1<<20)
 	if !errors.Is(res.Err, context.Canceled) || !res.Partial {
 		t.Fatalf("Reclaim = %+v, want a partial result with context.Canceled", res)
+	}
+}
+
+func TestThePodsReclaimerAcceptsThePolicysNextReclaimAFewMillisecondsEarly(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		after  time.Duration
+		refuse bool
+	}{
+		{"the policy's next reclaim, its write 2ms earlier after its step than the last", 10*time.Second - 2*time.Millisecond, false},
+		{"a caller that loops is still refused", 100 * time.Millisecond, true},
+		{"a second inside the interval is refused", 8 * time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "kubepods")
+			dir := filepath.Join(root, "pod")
+			fakeV2(t, dir, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+			p := NewPods(cgroupfs.Layout{Version: cgroupfs.V2, Memory: filepath.Dir(root), PodsCgroup: "kubepods"}, 1<<30, 10*time.Second)
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			p.R.Now = func() time.Time { return now }
+			if err := p.R.rate(dir); err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			now = now.Add(tc.after)
+			if err := p.R.rate(dir); (err != nil) != tc.refuse {
+				t.Errorf("second call %s later: err %v, want refused %v", tc.after, err, tc.refuse)
+			}
+		})
 	}
 }
