@@ -199,7 +199,7 @@ func (a *Agent) logAction(plan policy.Plan, req actuate.Request, act action) {
 		"hard", req.Hard, "rank", req.Rank, "decided_by", req.DecidedBy, "grace", req.GracePeriodSeconds,
 		"policy", plan.Policy, "dry_run", a.Settings.DryRun, "outcome", act.Result.Outcome,
 		"rung", act.Result.Rung, "killed", act.Killed, "err", act.Result.Err(), "reclaim", reclaimLog(plan, req.Signal),
-		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "sync_started_at", a.st.times.started,
+		"lead", plan.LeadWhy(signal.Signal(req.Signal)), "decision", decisionLog(plan), "sync_started_at", a.st.times.started,
 		"read_done_at", a.st.times.read, "decided_at", a.st.times.decided, "sync_cpu", a.st.times.cpuText(),
 		"requested_at", act.Requested)
 }
@@ -227,6 +227,19 @@ func reclaimLog(plan policy.Plan, sig string) string {
 			rateLog(v.RefaultKnown, v.RefaultRate), rateLog(v.ActivateKnown, v.ActivateRate))
 	}
 	return ""
+}
+
+// decisionLog is the step's trace of the reclaim rung, the target and the walk, one "kind subject: detail"
+// per entry joined by " | ": which rule acted and why these pods (the rest of the trace is in explain).
+func decisionLog(plan policy.Plan) string {
+	var parts []string
+	for _, e := range plan.Trace {
+		switch e.Kind {
+		case policy.KindReclaimAction, policy.KindTarget, policy.KindWalk:
+			parts = append(parts, string(e.Kind)+" "+e.Subject+": "+e.Detail)
+		}
+	}
+	return strings.Join(parts, " | ")
 }
 
 func rateLog(known bool, r float64) string {

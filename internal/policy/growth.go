@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
@@ -168,24 +169,40 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 }
 
 // growthCover sets t.Growth, when v's usage other than file pages grows, the pods in flight do not
-// explain it and the other pods do (crossing), to half of the growth not in flight, and returns each pod's growth by UID for the walk: the backstop's
-// walk, whose goal only keeps the kubelet from acting, stops at the pods whose growth makes the fall
-// (evicting them stops it) even when their usage so far does not cover the need. nil when it does not.
-func (st *State) growthCover(t *Target, v ReclaimView, pods []Pod, cfg ReclaimConfig, p *Plan) map[string]float64 {
+// explain it and the other pods do (crossing), to half of the growth not in flight, and returns each
+// pod's growth by UID for the walk: the backstop's walk, whose goal only keeps the kubelet from acting,
+// stops at the pods whose growth makes the fall (evicting them stops it) even when their usage so far
+// does not cover the need. When the growing pods the walk may take (not critical, no PodDisruptionBudget
+// refusal pending; growing: at least a quarter of t.Growth) grow t.Growth between them, t.GrowersOnly
+// is set: the walk takes only them, in the ranking's order. On the real node a pod reading its file in a
+// loop ranked before the hog beside it (its refaulted cache counted as not reclaimable) and was evicted
+// for the hog's growth. nil when it does not apply.
+func (st *State) growthCover(t *Target, v ReclaimView, pr decision.Prediction, cfg ReclaimConfig, p *Plan) map[string]float64 {
 	g := st.growthOf(v, cfg)
 	if g.scope <= 0 || g.explained() || g.pods < g.scope/2 {
 		return nil
 	}
 	t.Growth = int64((g.scope - g.inFlight) / 2)
-	out := make(map[string]float64, len(pods))
-	for _, pod := range pods { // sorted by namespace/name, UID
-		uid := pod.Candidate.UID
-		if r := st.podGrowth(uid, cfg); r > 0 {
-			out[uid] = r
+	out := make(map[string]float64, len(pr.Order))
+	var growers float64
+	for i, pred := range pr.Order { // the ranking's order
+		c := pr.Ranking.Entries[i].Candidate
+		r := st.podGrowth(c.UID, cfg)
+		if r <= 0 {
+			continue
+		}
+		out[c.UID] = r
+		if _, refused := st.refused[c.UID]; !pred.Critical && !refused && r >= float64(t.Growth)/4 {
+			growers += r
 		}
 	}
+	t.GrowersOnly = growers >= float64(t.Growth)
+	only := ""
+	if t.GrowersOnly {
+		only = "; the growing pods grow that fast between them: the walk takes only them"
+	}
 	p.tr().add(KindTarget, string(v.Signal), fmt.Sprintf("the usage other than file pages grows %s/s (%s/s of it in pods in flight): "+
-		"the walk also stops once the pods taken grow %s/s, half the rest", threshold.FormatHuman(int64(g.scope), true),
-		threshold.FormatHuman(int64(g.inFlight), true), threshold.FormatHuman(t.Growth, true)))
+		"the walk also stops once the pods taken grow %s/s, half the rest%s", threshold.FormatHuman(int64(g.scope), true),
+		threshold.FormatHuman(int64(g.inFlight), true), threshold.FormatHuman(t.Growth, true), only))
 	return out
 }

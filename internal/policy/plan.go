@@ -169,6 +169,9 @@ type Target struct {
 	// once the pods taken grow at least this fast, evicting them stops the fall (the backstop: half of
 	// its scope's growth that the pods in flight do not explain, growth.go).
 	Growth int64
+	// GrowersOnly: the walk takes only the pods that grow (at least a quarter of Growth each): they
+	// can cover Growth between them.
+	GrowersOnly bool
 	// Max is the most pods the walk may take: Config.MaxEvictionsPerSync for the memory signals, 1 for
 	// the disk, inode and PID signals (one victim per step, re-measured before the next); victims beyond the minute's
 	// remaining requests are deferred, not dropped from the walk.

@@ -173,6 +173,7 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 			threshold.FormatAvailable(v.WorkingSet, sig), threshold.FormatAvailable(v.Kubelet, sig)))
 		return false
 	}
+	grows := st.growthOf(*v, cfg.Reclaim).crossing(*v, cfg.Reclaim.KubeletHorizon)
 	switch {
 	case had && r.err != "":
 		r.spent = true
@@ -181,7 +182,7 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	case had && r.spent:
 		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" did not bring the signal back")
 	case had && now.Before(r.at.Add(ac.Settle)):
-		if grows := st.growthOf(*v, cfg.Reclaim).crossing(*v, cfg.Reclaim.KubeletHorizon); grows != "" {
+		if grows != "" {
 			say(fmt.Sprintf("the reclaim at %s settles until %s, but %s: evicting", stamp(r.at), stamp(r.at.Add(ac.Settle)), grows))
 			return false
 		}
@@ -219,6 +220,11 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 		st.lastReclaim, st.reclaimFrom = map[signal.Signal]time.Time{}, map[signal.Signal]int64{}
 	}
 	st.rungs[sig], st.lastReclaim[sig], st.reclaimFrom[sig] = r, now, v.WorkingSet
+	if grows != "" {
+		// The reclaim keeps the kubelet's working set up while the growing pods' eviction completes.
+		say("would reclaim " + describeReclaims(reqs) + " and evict: " + grows)
+		return false
+	}
 	say("would reclaim " + describeReclaims(reqs) + " instead of evicting: the working set " +
 		threshold.FormatAvailable(v.WorkingSet, sig) + " is under the threshold only through reclaimable cache (estimate " +
 		threshold.FormatAvailable(v.NonReclaimable, sig) + "); eviction waits " + ac.Settle.String())

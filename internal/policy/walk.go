@@ -81,7 +81,7 @@ func formatRelease(sig signal.Signal, r Release) string {
 //
 // ws, when not nil, gives each pod's memory release by UID (policy ReclaimAware acting on the working set);
 // grow each pod's growth of usage other than page cache, bytes/s, by UID: with t.Growth set the walk also
-// stops once the pods taken grow that fast.
+// stops once the pods taken grow that fast, and with t.GrowersOnly it takes only the growing pods.
 func (st *State) walkToTarget(pr decision.Prediction, t Target, layout signal.FilesystemLayout, hard bool, ws map[string]int64,
 	grow map[string]float64, cfg Config, p *Plan) []victim {
 	var out []victim
@@ -101,6 +101,8 @@ func (st *State) walkToTarget(pr decision.Prediction, t Target, layout signal.Fi
 			row.Skip = "critical (" + pred.CriticalReason + "): never evicted"
 		case done != "":
 			row.Skip = done
+		case t.GrowersOnly && grow[c.UID] < float64(t.Growth)/4:
+			row.Skip = "does not grow: evicting it would not stop the fall, which the growing pods make"
 		case refused && (r.hard || !hard):
 			row.Skip = fmt.Sprintf("refused by a PodDisruptionBudget at %s: asked again from %s", stamp(r.at), stamp(r.at.Add(cfg.PDBRetry)))
 		case frees != "":

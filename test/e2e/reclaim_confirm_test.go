@@ -42,9 +42,9 @@ func TestReclaimAwareEvictsAConfirmedThrash(t *testing.T) {
 	e := requireNode(t)
 	requireDiskBackedRoot(t, e)
 	for _, c := range []contender{
-		{"kubelet alone", nil, true},
-		{"agent policy pressure", withHeadroom(confirmHeadroom, func(*agent.Config) {}), true},
-		{"agent policy reclaim-aware", withHeadroom(confirmHeadroom, reclaimAware), false},
+		{"kubelet alone", nil, true, nil},
+		{"agent policy pressure", withHeadroom(confirmHeadroom, func(*agent.Config) {}), true, nil},
+		{"agent policy reclaim-aware", withHeadroom(confirmHeadroom, reclaimAware), false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.baseline {

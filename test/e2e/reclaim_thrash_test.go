@@ -22,6 +22,7 @@ import (
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/signal"
 	"github.com/kube-pressure/pressure/internal/threshold"
+	"github.com/kube-pressure/pressure/test/chartinstall"
 	"github.com/kube-pressure/pressure/test/cluster/clustertest"
 )
 
@@ -48,11 +49,13 @@ func requireDiskBackedRoot(t *testing.T, e *env) {
 	}
 }
 
-// contender is who acts on the node in a run: the kubelet alone (agent nil) or the agent with a policy.
+// contender is who acts on the node in a run: the kubelet alone (agent and chart nil), the agent in the
+// test process with a policy, or the chart-installed agent with the node's values and chart.
 type contender struct {
 	name     string
 	agent    func(*agent.Config)
 	baseline bool // opt-in (PRESSURE_BASELINES=1)
+	chart    []string
 }
 
 // thrashRun is what one thrash run saw.
@@ -81,6 +84,12 @@ func runThrash(t *testing.T, e *env, c contender, args []string, level int64, wa
 	if c.agent != nil {
 		r.agent = startAgent(t, e, c.agent)
 	}
+	var chart *chartinstall.Agent
+	if c.chart != nil {
+		chart = chartinstall.ForTest{Name: chartRelease, Namespace: chartNamespace, Tag: chartTag, Node: e.node,
+			ControlPlane: e.cp, Client: e.client, Defaults: true}.Install(t, c.chart...)
+		requireOnlyThePodsCgroupWritable(t, chart)
+	}
 	ooms := watchOOM(ctx, t, e, ns)
 	mark := kernelMark(t)
 	r.s.reset(level)
@@ -107,6 +116,17 @@ func runThrash(t *testing.T, e *env, c contender, args []string, level int64, wa
 	if r.agent != nil {
 		for _, l := range r.agent.logLines(`"msg":"evict"`) {
 			t.Logf("agent: %.900s", l)
+		}
+	}
+	if chart != nil {
+		log, err := chart.Log(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(log, "\n") {
+			if strings.Contains(l, `"msg":"evict"`) || strings.Contains(l, `"msg":"reclaim"`) {
+				t.Logf("chart agent: %.900s", l)
+			}
 		}
 	}
 	return r
@@ -166,9 +186,12 @@ func TestReclaimAwareEvictsTheThrasher(t *testing.T) {
 	e := requireNode(t)
 	requireDiskBackedRoot(t, e)
 	for _, c := range []contender{
-		{"kubelet alone", nil, true},
-		{"agent policy pressure", func(*agent.Config) {}, true},
-		{"agent policy reclaim-aware", reclaimAware, false},
+		{"kubelet alone", nil, true, nil},
+		{"agent policy pressure", func(*agent.Config) {}, true, nil},
+		{"agent policy reclaim-aware", reclaimAware, false, nil},
+		// Issue 33: with the reclaim rung the thrasher is still evicted, not reclaimed (the rung passes a
+		// thrashing pod over).
+		{"chart agent reclaim-aware + rung", nil, false, append(rungValues(), "agent.config.policy=reclaim-aware")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.baseline {
