@@ -28,6 +28,8 @@ func TestGrowthOtherThanPageCache(t *testing.T) {
 			g: growth{scope: 5 * mi, pods: 5 * mi}},
 		{name: "below the kubelet's threshold already it is not this rule's to decide",
 			g: growth{scope: 30 * mi, pods: 30 * mi}, ws: 190 * mi},
+		{name: "the pods' growth sets the time when the scope's figure is offset by memory freed elsewhere",
+			g: growth{scope: 2 * mi, pods: 39 * mi}, crosses: true},
 		{name: "usage other than file pages that does not grow is not growth",
 			g: growth{pods: 30 * mi}},
 	} {

@@ -168,19 +168,29 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	sig, ac := v.Signal, cfg.Reclaim.Action
 	say := func(s string) { p.tr().add(KindReclaimAction, string(sig), s) }
 	r, had := st.rungs[sig]
+	g := st.growthOf(now, *v, cfg)
 	if v.WorkingSet < v.Kubelet {
-		say(fmt.Sprintf("the working set %s is below the kubelet's own threshold %s: too late to reclaim, evicting",
-			threshold.FormatAvailable(v.WorkingSet, sig), threshold.FormatAvailable(v.Kubelet, sig)))
+		below := fmt.Sprintf("the working set %s is below the kubelet's own threshold %s", threshold.FormatAvailable(v.WorkingSet, sig),
+			threshold.FormatAvailable(v.Kubelet, sig))
+		if dying := g.dying(); dying != "" {
+			// The kubelet may act on it; another eviction of ours would not stop the fall, and once the pods
+			// in flight are dead the working set is back where it was (seen on the real node: the agent
+			// evicted the reader beside a dying hog).
+			v.Steady = dying
+			say(below + ", but " + dying + ": not evicting more")
+			return true
+		}
+		say(below + ": too late to reclaim, evicting")
 		return false
 	}
-	grows := st.growthOf(*v, cfg.Reclaim).crossing(*v, cfg.Reclaim.KubeletHorizon)
+	grows := g.crossing(*v, cfg.Reclaim.KubeletHorizon)
 	switch {
 	case had && r.err != "":
 		r.spent = true
 		st.rungs[sig] = r
-		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" failed ("+r.err+")")
+		return st.withoutRung(v, g, cfg, say, "the reclaim at "+stamp(r.at)+" failed ("+r.err+")")
 	case had && r.spent:
-		return st.withoutRung(v, cfg, say, "the reclaim at "+stamp(r.at)+" did not bring the signal back")
+		return st.withoutRung(v, g, cfg, say, "the reclaim at "+stamp(r.at)+" did not bring the signal back")
 	case had && now.Before(r.at.Add(ac.Settle)):
 		if grows != "" {
 			say(fmt.Sprintf("the reclaim at %s settles until %s, but %s: evicting", stamp(r.at), stamp(r.at.Add(ac.Settle)), grows))
@@ -192,11 +202,11 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 	case had:
 		r.spent = true
 		st.rungs[sig] = r
-		return st.withoutRung(v, cfg, say, fmt.Sprintf("still under the threshold after the reclaim at %s settled (%s; freed %s of %s)",
+		return st.withoutRung(v, g, cfg, say, fmt.Sprintf("still under the threshold after the reclaim at %s settled (%s; freed %s of %s)",
 			stamp(r.at), ac.Settle, threshold.FormatQuantity(r.freed, true), threshold.FormatQuantity(r.requested, true)))
 	}
 	if last, ok := st.lastReclaim[sig]; ok && now.Sub(last) < ac.MinInterval {
-		return st.withoutRung(v, cfg, say, fmt.Sprintf("last reclaim at %s, less than %s ago (reclaim.action.minInterval)", stamp(last), ac.MinInterval))
+		return st.withoutRung(v, g, cfg, say, fmt.Sprintf("last reclaim at %s, less than %s ago (reclaim.action.minInterval)", stamp(last), ac.MinInterval))
 	}
 	reqs, enough, skipped := reclaimTargets(*v, goal, ests, cfg)
 	for _, s := range skipped {
@@ -244,13 +254,12 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 // set below where it was when the reclaim was planned (above the kubelet's threshold, or the rung would not
 // have reclaimed). So while the working set is less than halfway from there down to the kubelet's
 // threshold, it is held without the trend; further down the trend decides.
-func (st *State) withoutRung(v *ReclaimView, cfg Config, say func(string), why string) bool {
+func (st *State) withoutRung(v *ReclaimView, g growth, cfg Config, say func(string), why string) bool {
 	h := cfg.Reclaim.KubeletHorizon
 	if h <= 0 {
 		say(why + ": evicting")
 		return false
 	}
-	g := st.growthOf(*v, cfg.Reclaim)
 	if grows := g.crossing(*v, h); grows != "" {
 		say(why + "; " + grows + ": evicting")
 		return false

@@ -189,7 +189,7 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	}
 	var grow map[string]float64
 	if v, ok := viewOf(p.Reclaim, t.Signal); ok && ws != nil && goalWhy == t.GoalWhy {
-		grow = st.growthCover(&t, v, pr, cfg.Reclaim, p)
+		grow = st.growthCover(din.Now, &t, v, pr, cfg, p)
 	}
 	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, grow, cfg, p), hard
 }
