@@ -192,6 +192,7 @@ func (st *State) growthCover(now time.Time, t *Target, v ReclaimView, pr decisio
 	if g.scope <= 0 || g.explained() || g.pods < g.scope/2 {
 		return nil
 	}
+	t.GrowthRate = int64(max(g.scope, g.pods) - g.inFlight)
 	t.Growth = int64((g.scope - g.inFlight) / 2)
 	out := make(map[string]float64, len(pr.Order))
 	var growers float64

@@ -172,6 +172,9 @@ type Target struct {
 	// GrowersOnly: the walk takes only the pods that grow (at least a quarter of Growth each): they
 	// can cover Growth between them.
 	GrowersOnly bool
+	// GrowthRate is the growth not in flight that Growth is half of, bytes/s: the working set's fall
+	// toward the kubelet's threshold (the kubelet kill, walk.go).
+	GrowthRate int64
 	// Max is the most pods the walk may take: Config.MaxEvictionsPerSync for the memory signals, 1 for
 	// the disk, inode and PID signals (one victim per step, re-measured before the next); victims beyond the minute's
 	// remaining requests are deferred, not dropped from the walk.

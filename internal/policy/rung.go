@@ -230,9 +230,14 @@ func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podR
 		st.lastReclaim, st.reclaimFrom = map[signal.Signal]time.Time{}, map[signal.Signal]int64{}
 	}
 	st.rungs[sig], st.lastReclaim[sig], st.reclaimFrom[sig] = r, now, v.WorkingSet
-	if grows != "" {
-		// The reclaim keeps the kubelet's working set up while the growing pods' eviction completes.
-		say("would reclaim " + describeReclaims(reqs) + " and evict: " + grows)
+	// Growth that takes even the reclaimed working set (at goal) to the kubelet's threshold within the
+	// horizon is evicted for at once; the reclaim keeps the kubelet's working set up meanwhile. Slower
+	// growth is the reclaim's to absorb.
+	after := *v
+	after.WorkingSet = goal
+	if grows := g.crossing(after, cfg.Reclaim.KubeletHorizon); grows != "" {
+		say("would reclaim " + describeReclaims(reqs) + " and evict: from " + threshold.FormatAvailable(goal, sig) +
+			", where the reclaim takes it, " + grows)
 		return false
 	}
 	say("would reclaim " + describeReclaims(reqs) + " instead of evicting: the working set " +

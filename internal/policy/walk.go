@@ -171,19 +171,64 @@ func (st *State) kubeletVictim(ev decision.Eviction, r *rank.Ranking, layout sig
 // trendKill reports whether victim v is also to be SIGKILLed on the node: a hard memory threshold, and
 // the fall of the signal from the last observation to this one reaches zero available within KillLead
 // (the OOM kill is closer than the eviction can complete, so the kernel must not pick a victim at
-// random). Never in dry-run.
+// random), or kubeletKill says so. Never in dry-run.
 func (st *State) trendKill(v victim, hard bool, obs map[signal.Signal]signal.Observation, cfg Config, p *Plan) (Kill, bool) {
 	sig := v.ev.Signal
 	if cfg.KillLead <= 0 || cfg.DryRun || !hard || !sig.IsMemory() {
 		return Kill{}, false
 	}
-	eta, ok := timeToExhaustion(st.last[sig], obs[sig])
-	if !ok || eta > cfg.KillLead {
-		return Kill{}, false
+	prev, cur := st.last[sig], obs[sig]
+	if cfg.Policy == ReclaimAware {
+		// The observation acted on switches between the working set and the non-reclaimable estimate as
+		// the rung holds and lets go: a "fall" from one to the other is no trend. The raw working set's
+		// last two steps are.
+		prev, cur = st.wsLast[sig].lastTwo()
 	}
+	eta, ok := timeToExhaustion(prev, cur)
+	if !ok || eta > cfg.KillLead {
+		return st.kubeletKill(v, p, cfg)
+	}
+	return st.exhaustionKill(v, sig, eta, cfg, p), true
+}
+
+// exhaustionKill is the trend kill of victim v: sig reaches zero in eta.
+func (st *State) exhaustionKill(v victim, sig signal.Signal, eta time.Duration, cfg Config, p *Plan) Kill {
 	k := Kill{Pod: PodRef{UID: v.ev.UID, Namespace: v.ev.Namespace, Name: v.ev.Name}, Signal: sig, ETA: eta}
 	p.tr().add(KindKill, k.Pod.String(), fmt.Sprintf("%s reaches zero in %s, within the kill lead %s: SIGKILL on the node",
 		sig, eta.Round(time.Millisecond), cfg.KillLead))
+	return k
+}
+
+// kubeletKill reports whether victim v, a growing pod the backstop's walk took (Target.GrowersOnly), is
+// also to be SIGKILLed on the node because the growth takes the working set to the kubelet's own
+// threshold within KillLead: the kubelet would then evict by its own ranking (a page-cache pod before the
+// hog, on the real node, where the hog's 256Mi/s left 0.13 s and the kubelet needs 0.4 to 1.3 s to stop
+// an evicted pod). Not when the step also reclaims for sig: the reclaim holds the working set up (the
+// rung cannot once its rate bound is used, which is when this kill is for).
+func (st *State) kubeletKill(v victim, p *Plan, cfg Config) (Kill, bool) {
+	sig := v.ev.Signal
+	t := p.Target
+	if t == nil || t.Signal != sig || !t.GrowersOnly || t.GrowthRate <= 0 {
+		return Kill{}, false
+	}
+	vw, ok := viewOf(p.Reclaim, sig)
+	if !ok || !vw.KubeletKnown {
+		return Kill{}, false
+	}
+	for _, q := range p.Reclaims {
+		if q.Signal == sig {
+			return Kill{}, false // the reclaim planned with it holds the working set up
+		}
+	}
+	eta := time.Duration(float64(max(0, vw.WorkingSet-vw.Kubelet)) / float64(t.GrowthRate) * float64(time.Second))
+	if eta > cfg.KillLead {
+		return Kill{}, false
+	}
+	k := Kill{Pod: PodRef{UID: v.ev.UID, Namespace: v.ev.Namespace, Name: v.ev.Name}, Signal: sig, ETA: eta}
+	p.tr().add(KindKill, k.Pod.String(), fmt.Sprintf("the growth (%s/s) takes the working set %s to the kubelet's threshold %s in %s, "+
+		"within the kill lead %s: SIGKILL on the node (the kubelet would evict by its own ranking before the eviction completes)",
+		threshold.FormatHuman(t.GrowthRate, true), threshold.FormatAvailable(vw.WorkingSet, sig), threshold.FormatAvailable(vw.Kubelet, sig),
+		eta.Round(time.Millisecond), cfg.KillLead))
 	return k, true
 }
 

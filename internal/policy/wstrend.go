@@ -60,3 +60,11 @@ func (t wsTrend) steady(o signal.Observation, kubelet int64, horizon time.Durati
 	return fmt.Sprintf("the working set falls %s/s (over %s): it would cross the kubelet's threshold in %s, beyond %s",
 		threshold.FormatHuman(int64(rate), true), span.Round(time.Millisecond), eta.Round(time.Millisecond), horizon)
 }
+
+// lastTwo returns the trend's last two observations (zero ones when it has fewer: no trend).
+func (t wsTrend) lastTwo() (signal.Observation, signal.Observation) {
+	if n := len(t.obs); n >= 2 {
+		return t.obs[n-2], t.obs[n-1]
+	}
+	return signal.Observation{}, signal.Observation{}
+}

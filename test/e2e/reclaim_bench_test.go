@@ -42,6 +42,7 @@ func reclaimContenders() []reclaimContender {
 		{name: "R0: reclaim-aware, no rung", chart: true, set: []string{ra}},
 		{name: "R: reclaim-aware + rung", chart: true, rung: true, set: append(rungValues(), ra)},
 		{name: "Rh0: reclaim-aware + rung, kubeletHorizon 0s", chart: true, rung: true, set: append(rungValues(), ra, h0)},
+		{name: "Rk: reclaim-aware + rung + cgroup kill", chart: true, rung: true, set: append(rungValues(), ra, "agent.cgroupKill.enabled=true")},
 	}
 }
 
