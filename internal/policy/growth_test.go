@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kube-pressure/pressure/internal/decision"
 	"github.com/kube-pressure/pressure/internal/rank"
 	"github.com/kube-pressure/pressure/internal/signal"
 )
@@ -88,5 +89,39 @@ func TestAPodFirstSeenAtAStepHeldNothingAtTheLastOne(t *testing.T) {
 	st.recordPodGrowth(hog, t0.Add(1125*time.Millisecond), cfg)
 	if got, want := st.podGrowth("hog", cfg), float64(32*mi); got != want {
 		t.Errorf("growth = %.0f/s, want %.0f/s (32Mi since the last step, over the 1s rate span)", got, want)
+	}
+}
+
+func TestTheKubeletKillTimesTheKubeletsThresholdByTheFasterOfTheGrowthAndTheWorkingSetsFall(t *testing.T) {
+	const mi = 1 << 20
+	sig := signal.AllocatableMemoryAvailable
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		prev    int64 // the working set's available amount at the last step, 100ms before
+		reclaim bool
+		kills   bool
+	}{
+		{name: "a hog that starts slowly and then falls 200Mi/s is killed 600ms from the kubelet's threshold", prev: 540 * mi, kills: true},
+		{name: "growth of 20Mi/s alone leaves 6s: evicted, not killed", prev: 520 * mi},
+		{name: "a reclaim planned in the same step holds the working set up: not killed", prev: 540 * mi, reclaim: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := State{wsLast: map[signal.Signal]wsTrend{sig: {obs: []signal.Observation{
+				{Time: t0, Available: tc.prev}, {Time: t0.Add(100 * time.Millisecond), Available: 520 * mi}}}}}
+			p := &Plan{Target: &Target{Signal: sig, GrowersOnly: true, Growth: 10 * mi, GrowthRate: 20 * mi},
+				Reclaim: []ReclaimView{{Signal: sig, KubeletKnown: true, Kubelet: 400 * mi, WorkingSet: 520 * mi}}}
+			if tc.reclaim {
+				p.Reclaims = []ReclaimRequest{{Signal: sig, Bytes: 300 * mi}}
+			}
+			v := victim{ev: decision.Eviction{UID: "hog", Namespace: "default", Name: "hog", Signal: sig}}
+			k, ok := st.kubeletKill(v, p, Config{KillLead: 2 * time.Second})
+			if ok != tc.kills {
+				t.Fatalf("killed %v (%+v), want %v", ok, k, tc.kills)
+			}
+			if ok && k.ETA != 600*time.Millisecond {
+				t.Errorf("eta %s, want 600ms (120Mi at 200Mi/s)", k.ETA)
+			}
+		})
 	}
 }
