@@ -229,13 +229,14 @@ func reclaimLog(plan policy.Plan, sig string) string {
 	return ""
 }
 
-// decisionLog is the step's trace of the reclaim rung, the target and the walk, one "kind subject: detail"
-// per entry joined by " | ": which rule acted and why these pods (the rest of the trace is in explain).
+// decisionLog is the step's trace of the reclaim rung, the target, the walk and the kills, one "kind
+// subject: detail" per entry joined by " | ": which rule acted and why these pods (the rest of the trace
+// is in explain).
 func decisionLog(plan policy.Plan) string {
 	var parts []string
 	for _, e := range plan.Trace {
 		switch e.Kind {
-		case policy.KindReclaimAction, policy.KindTarget, policy.KindWalk:
+		case policy.KindReclaimAction, policy.KindTarget, policy.KindWalk, policy.KindKill:
 			parts = append(parts, string(e.Kind)+" "+e.Subject+": "+e.Detail)
 		}
 	}

@@ -41,6 +41,7 @@ type reclaimRun struct {
 	lowestHold          int64 // the lowest working-set available amount while the reader held, bytes
 	reclaims            []string
 	readerAlive         bool
+	hogEvict            string // the agent's evict line of the hog, "" when none
 }
 
 // runReclaimCase runs the case once for contender c: the reader leaves sc.target available (the kubelet's
@@ -109,6 +110,9 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 		for _, l := range strings.Split(log, "\n") {
 			if strings.Contains(l, `"msg":"evict"`) {
 				t.Logf("agent: %s", l)
+				if strings.Contains(l, `/hog"`) {
+					r.hogEvict = l
+				}
 			}
 		}
 	}
