@@ -15,7 +15,7 @@ import (
 // only the gap between the working set and the non-reclaimable estimate that puts a memory signal under
 // its threshold (the working set is under, the estimate is not), the cache can be reclaimed instead:
 // the plan asks the shell to reclaim file pages of the pods that hold them (memory.reclaim on cgroup v2,
-// memory.force_empty on v1), largest reclaimable first, sized to bring the working set back to the
+// a sized limit squeeze on v1), largest reclaimable first, sized to bring the working set back to the
 // threshold plus its minimum reclaim (bounded by ReclaimAction.MaxBytes), never from a thrashing pod.
 // The step then acts on the estimate (no eviction) while the reclaim settles. The policy evicts as
 // before when the working set is already below the kubelet's own threshold or what the non-thrashing
@@ -23,6 +23,10 @@ import (
 // ReclaimAction.Settle, or when a reclaim of the signal was planned less than ReclaimAction.MinInterval
 // ago, the rung has had its chance and the backstop without the rung decides (withoutRung: the working
 // set's trend). Confirmed pressure (PSI and refaults) never reaches the rung: it is acted on as before.
+// Growth of the usage other than page cache (growth.go) cuts through all of it: growth the pods show
+// that would take the working set to the kubelet's threshold within the horizon evicts at once (while a
+// reclaim settles, and with a fresh reclaim when even the reclaimed working set would be reached), and
+// growth that is the pods in flight's holds even below the kubelet's threshold.
 
 // ReclaimRequest is one reclaim to carry out.
 type ReclaimRequest struct {
