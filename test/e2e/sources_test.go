@@ -213,6 +213,7 @@ func waitHolding(ctx context.Context, t *testing.T, e *env, ns, name string) {
 
 func TestSourcesAgreeWithKubeletSummary(t *testing.T) {
 	e := requireNode(t)
+	resetNode(t, e) // an earlier test's taint or pods
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ns := createNamespace(ctx, t, e, "sources")
