@@ -1,5 +1,8 @@
 // Command pressure-agent keeps its node out of hard memory pressure: it evicts pods before the kubelet's
 // own eviction and the kernel OOM killer have to, and says why. See docs/agent.md.
+//
+// `pressure-agent cleanup` is the chart's pre-delete hook: it stops the agents and removes their taints
+// (internal/uninstall).
 package main
 
 import (
@@ -10,6 +13,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/daemon"
+	"github.com/kube-pressure/pressure/internal/uninstall"
 )
 
 const binary = "pressure-agent"
@@ -21,7 +25,12 @@ func main() {
 	}
 }
 
-func run(args []string) error { return command().Main(args) }
+func run(args []string) error {
+	if len(args) > 0 && args[0] == uninstall.Name {
+		return uninstall.Main(binary, args[1:], os.Stdout, os.Stderr)
+	}
+	return command().Main(args)
+}
 
 // command is pressure-agent: the common daemon flags and the agent's own, resolved into agent.Config.
 func command() daemon.Command {

@@ -50,6 +50,14 @@ func HelmForTest(ctx context.Context, t testing.TB) (string, Helm) {
 // skips, or fails under CI=true.
 func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 	t.Helper()
+	a, _ := f.InstallRelease(t, set...)
+	return a
+}
+
+// InstallRelease is Install that also returns the release, for a test that uninstalls it itself (the
+// uninstall at the end of t then finds nothing to do).
+func (f ForTest) InstallRelease(t testing.TB, set ...string) (*Agent, Release) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	root, h := HelmForTest(ctx, t)
@@ -84,7 +92,7 @@ func (f ForTest) Install(t testing.TB, set ...string) *Agent {
 			t.Logf("agent log tail:\n%s", strings.Join(lines[max(0, len(lines)-40):], "\n"))
 		}
 	})
-	return a
+	return a, rel
 }
 
 // values are NodeValues, the contender's values, janitor.enabled=false unless Janitor, then set.

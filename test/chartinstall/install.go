@@ -90,12 +90,12 @@ func (r Release) apply(ctx context.Context, verb string, flags, set []string) (s
 }
 
 // Uninstall runs helm uninstall --wait: the release's objects are deleted; their pods go by garbage
-// collection afterwards (WaitNoAgent waits for the agent's).
+// collection afterwards (WaitNoAgent waits for the agent's). A release already uninstalled is no error.
 func (r Release) Uninstall(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	if _, err := r.Helm.Run(ctx, "uninstall", r.Name, "--namespace", r.Namespace, "--kubeconfig", r.Kubeconfig,
-		"--wait", "--timeout", "2m"); err != nil {
+		"--wait", "--timeout", "2m", "--ignore-not-found"); err != nil {
 		return fmt.Errorf("helm uninstall %s: %w", r.Name, err)
 	}
 	return nil

@@ -36,14 +36,16 @@ func TestDefaultValuesRenderBothComponentsWithTheirPoliciesAndNoMonitoringObject
 	got := kindsOf(objects(t, render(t, defaultValues)))
 	sort.Strings(got)
 	want := []string{
-		"ClusterRole/pressure-agent", "ClusterRole/pressure-janitor",
-		"ClusterRoleBinding/pressure-agent", "ClusterRoleBinding/pressure-janitor",
+		"ClusterRole/pressure-agent", "ClusterRole/pressure-agent-cleanup", "ClusterRole/pressure-janitor",
+		"ClusterRoleBinding/pressure-agent", "ClusterRoleBinding/pressure-agent-cleanup", "ClusterRoleBinding/pressure-janitor",
 		"ConfigMap/pressure-agent", "ConfigMap/pressure-janitor",
 		"DaemonSet/pressure-agent", "Deployment/pressure-janitor",
+		"Job/pressure-agent-cleanup", // the uninstall hook (agent.uninstallHook)
 		"PodDisruptionBudget/pressure-janitor",
-		"Role/pressure-janitor-leader-election", "RoleBinding/pressure-janitor-leader-election",
+		"Role/pressure-agent-cleanup", "Role/pressure-janitor-leader-election",
+		"RoleBinding/pressure-agent-cleanup", "RoleBinding/pressure-janitor-leader-election",
 		"Service/pressure-agent-metrics", "Service/pressure-janitor-metrics",
-		"ServiceAccount/pressure-agent", "ServiceAccount/pressure-janitor",
+		"ServiceAccount/pressure-agent", "ServiceAccount/pressure-agent-cleanup", "ServiceAccount/pressure-janitor",
 		"ValidatingAdmissionPolicy/pressure-agent-own-node", "ValidatingAdmissionPolicy/pressure-agent-own-node-evictions",
 		"ValidatingAdmissionPolicy/pressure-janitor-evidence", "ValidatingAdmissionPolicy/pressure-janitor-terminal-pods",
 		"ValidatingAdmissionPolicyBinding/pressure-agent-own-node", "ValidatingAdmissionPolicyBinding/pressure-agent-own-node-evictions",

@@ -24,6 +24,7 @@ import (
 const (
 	agentSA   = "pressure-agent"
 	janitorSA = "pressure-janitor"
+	cleanupSA = "pressure-agent-cleanup" // agent.uninstallHook
 	workload  = "workload"
 )
 

@@ -3,15 +3,24 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kube-pressure/pressure/internal/loopbreaker"
+	"github.com/kube-pressure/pressure/internal/uninstall"
+	"github.com/kube-pressure/pressure/test/cluster"
 )
 
 // access is one authorization question: may the ServiceAccount verb group/resource/subresource
@@ -91,6 +100,27 @@ var janitorAccess = []access{
 	{verb: "patch", resource: "events", namespace: workload},
 }
 
+// The uninstall hook's identity (agent.uninstallHook): the agent DaemonSet and the nodes' taints only.
+var cleanupAccess = []access{
+	{verb: "list", resource: "nodes", allowed: true},
+	{verb: "get", resource: "nodes", name: "node-a", allowed: true},
+	{verb: "patch", resource: "nodes", name: "node-a", allowed: true},
+	{verb: "get", group: "apps", resource: "daemonsets", namespace: releaseNS, name: agentSA, allowed: true},
+	{verb: "delete", group: "apps", resource: "daemonsets", namespace: releaseNS, name: agentSA, allowed: true},
+
+	{verb: "delete", group: "apps", resource: "daemonsets", namespace: releaseNS, name: "someone-else"},
+	{verb: "delete", group: "apps", resource: "daemonsets", namespace: workload, name: agentSA},
+	{verb: "list", group: "apps", resource: "daemonsets", namespace: releaseNS},
+	{verb: "update", group: "apps", resource: "daemonsets", namespace: releaseNS, name: agentSA},
+	{verb: "delete", resource: "nodes", name: "node-a"},
+	{verb: "update", resource: "nodes", name: "node-a"},
+	{verb: "list", resource: "pods"},
+	{verb: "delete", resource: "pods", namespace: workload},
+	{verb: "create", resource: "pods", subresource: "eviction", namespace: workload},
+	{verb: "get", resource: "secrets", namespace: releaseNS},
+	{verb: "get", resource: "nodes", subresource: "proxy", name: "node-a"},
+}
+
 // impersonate returns a client acting as the ServiceAccount namespace/name with its groups.
 func impersonate(t testing.TB, rc *rest.Config, namespace, name string) kubernetes.Interface {
 	t.Helper()
@@ -112,7 +142,7 @@ func TestEachServiceAccountMayDoWhatItsCodeCallsAndNothingElse(t *testing.T) {
 	for _, tc := range []struct {
 		sa    string
 		table []access
-	}{{agentSA, agentAccess}, {janitorSA, janitorAccess}} {
+	}{{agentSA, agentAccess}, {janitorSA, janitorAccess}, {cleanupSA, cleanupAccess}} {
 		t.Run(tc.sa, func(t *testing.T) {
 			c := impersonate(t, cp.RESTConfig(), releaseNS, tc.sa)
 			for _, a := range tc.table {
@@ -129,6 +159,50 @@ func TestEachServiceAccountMayDoWhatItsCodeCallsAndNothingElse(t *testing.T) {
 				}
 			}
 		})
+	}
+	// What the hook's code calls works with its own token, through the agent's admission policies.
+	t.Run(cleanupSA+" runs the cleanup", func(t *testing.T) { runCleanupAsTheHook(t, cp) })
+}
+
+func runCleanupAsTheHook(t *testing.T, cp *cluster.ControlPlane) {
+	c := admin(t, cp)
+	ctx := context.Background()
+	other := corev1.Taint{Key: "example.com/dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
+	for name, ts := range map[string][]corev1.Taint{
+		"node-a": {other, {Key: loopbreaker.TaintKey, Value: "memory.available", Effect: corev1.TaintEffectNoSchedule}},
+		"node-b": {other},
+	} {
+		if _, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.NodeSpec{Taints: ts}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := map[string]string{"app": agentSA}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: agentSA, Namespace: releaseNS}, Spec: appsv1.DaemonSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"example.com/no-such-node": "true"},
+			Containers:   []corev1.Container{{Name: "agent", Image: "pressure.local/pressure-agent:test"}}}}}}
+	if _, err := c.AppsV1().DaemonSets(releaseNS).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hook := tokenClient(t, cp, releaseNS, cleanupSA, nil)
+	r, err := uninstall.Cleaner{Client: hook, Namespace: releaseNS, DaemonSet: agentSA, TaintKey: loopbreaker.TaintKey,
+		StopTimeout: time.Minute, Poll: 100 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}.Run(ctx)
+	if err != nil {
+		t.Fatalf("cleanup with the hook's token: %v", err)
+	}
+	if !r.Stopped || strings.Join(r.Untainted, ",") != "node-a" {
+		t.Errorf("cleanup: %s; want the agents stopped and the taint removed from node-a only", r.Summary(agentSA, loopbreaker.TaintKey))
+	}
+	n, err := c.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range n.Spec.Taints {
+		if tn.Key == loopbreaker.TaintKey {
+			t.Errorf("node-a still has %v", tn)
+		}
 	}
 }
 

@@ -97,8 +97,8 @@ func TestSimulatePredictsTheKubeletsEvictionsOfARealRecordingAfterAStep(t *testi
 // the QoS pods of a new namespace, then simulates the recording and compares.
 func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Context, t *testing.T, e *env)) {
 	e := requireNode(t)
-	// An earlier test's chart agent may have left its taint (an uninstall does not always remove it) and
-	// its pods: the QoS pods here tolerate neither.
+	// An earlier test's agent run in-process (no uninstall hook) may have left its taint, and an earlier
+	// test its pods: the QoS pods here tolerate neither.
 	resetNode(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()

@@ -226,3 +226,6 @@ must mean what it says. Include with (dict "ctx" $ "component" "agent" "args" .V
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* Name of the uninstall hook's Job, ServiceAccount and RBAC (at most 63 characters). */}}
+{{- define "pressure.agent.cleanupName" -}}{{ include "pressure.fullname" . | trunc 48 | trimSuffix "-" }}-agent-cleanup{{- end -}}
