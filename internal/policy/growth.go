@@ -45,17 +45,6 @@ func podNonFile(c rank.Candidate) (int64, bool) {
 	return max(0, int64(*s.MemoryWorkingSet)-int64(*s.Memory.ActiveFile)), true
 }
 
-// rise returns the trend's rise per second from its oldest to its latest observation, over at least
-// minSpan; false with fewer than two observations.
-func (t wsTrend) rise(minSpan time.Duration) (float64, bool) {
-	if len(t.obs) < 2 {
-		return 0, false
-	}
-	first, last := t.obs[0], t.obs[len(t.obs)-1]
-	span := max(last.Time.Sub(first.Time), minSpan)
-	return float64(last.Available-first.Available) / span.Seconds(), true
-}
-
 // podGrowth returns the pod's growth of usage other than file pages, bytes/s; 0 when it does not grow or
 // is not known.
 func (st *State) podGrowth(uid string, cfg ReclaimConfig) float64 {
@@ -100,6 +89,16 @@ func (st *State) growthOf(now time.Time, v ReclaimView, cfg Config) growth {
 		}
 	}
 	return g
+}
+
+// growths returns each view's growth at now: computed once per step, for the rung (rungStep) and the
+// backstop's walk (growthCover) alike.
+func (st *State) growths(now time.Time, views []ReclaimView, cfg Config) map[signal.Signal]growth {
+	out := make(map[signal.Signal]growth, len(views))
+	for _, v := range views {
+		out[v.Signal] = st.growthOf(now, v, cfg)
+	}
+	return out
 }
 
 // explained reports growth at least half of which is in the pods in flight (the two rates are measured
@@ -178,7 +177,7 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 	st.podNF[c.UID] = t.add(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan)
 }
 
-// growthCover sets t.Growth, when v's usage other than file pages grows, the pods in flight do not
+// growthCover sets t.Growth, when v's usage other than file pages grows (g), the pods in flight do not
 // explain it and the other pods do (crossing), to half of the growth not in flight, and returns each
 // pod's growth by UID for the walk: the backstop's walk, whose goal only keeps the kubelet from acting,
 // stops at the pods whose growth makes the fall (evicting them stops it) even when their usage so far
@@ -187,8 +186,7 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 // is set: the walk takes only them, in the ranking's order. On the real node a pod reading its file in a
 // loop ranked before the hog beside it (its refaulted cache counted as not reclaimable) and was evicted
 // for the hog's growth. nil when it does not apply.
-func (st *State) growthCover(now time.Time, t *Target, v ReclaimView, pr decision.Prediction, cfg Config, p *Plan) map[string]float64 {
-	g := st.growthOf(now, v, cfg)
+func (st *State) growthCover(t *Target, v ReclaimView, g growth, pr decision.Prediction, cfg Config, p *Plan) map[string]float64 {
 	if g.scope <= 0 || g.explained() || g.pods < g.scope/2 {
 		return nil
 	}

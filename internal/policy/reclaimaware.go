@@ -118,6 +118,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 	for i, pod := range pods {
 		live[pod.Candidate.UID] = true
 		podsOut[i] = pod
+		st.recordPodGrowth(pod.Candidate, now, cfg)
 		podsOut[i].Candidate, ests[i] = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
 	}
 	for k := range st.windows {
@@ -261,7 +262,6 @@ func (st *State) rates(now time.Time, scope string, m *signal.MemoryStat, cfg Re
 // is not measured yet while the node's PSI is not low).
 func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool, cfg ReclaimConfig) (rank.Candidate, podReclaim) {
 	pr := podReclaim{ref: candidateRef(c)}
-	st.recordPodGrowth(c, now, cfg)
 	if c.Stats == nil || c.Stats.Memory == nil || c.Stats.MemoryWorkingSet == nil {
 		return c, pr
 	}

@@ -117,7 +117,8 @@ func (st *State) reclaimOutcomes(outs []ReclaimOutcome, p *Plan) {
 
 // reclaimRung runs the rung over the plan's memory views (see above) and returns the snapshot the step
 // acts on: a signal the rung holds off is observed at its non-reclaimable estimate.
-func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests []podReclaim, cfg Config, p *Plan) signal.Snapshot {
+func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests []podReclaim, grows map[signal.Signal]growth,
+	cfg Config, p *Plan) signal.Snapshot {
 	st.reclaimOutcomes(in.Reclaims, p)
 	off := rungOff(cfg, in)
 	for i := range p.Reclaim {
@@ -156,7 +157,7 @@ func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests
 			}
 			continue
 		}
-		if st.rungStep(now, v, goal, ests, cfg, p) {
+		if st.rungStep(now, v, grows[sig], goal, ests, cfg, p) {
 			v.Held, v.Effective = true, v.NonReclaimable
 			o.Available = v.NonReclaimable
 			snap.Observations[sig] = o
@@ -166,12 +167,11 @@ func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests
 }
 
 // rungStep decides one signal whose working set alone is under its threshold, with the rung on: true
-// holds the eviction off (a reclaim planned now or settling).
-func (st *State) rungStep(now time.Time, v *ReclaimView, goal int64, ests []podReclaim, cfg Config, p *Plan) bool {
+// holds the eviction off (a reclaim planned now or settling). g is the signal's growth at this step.
+func (st *State) rungStep(now time.Time, v *ReclaimView, g growth, goal int64, ests []podReclaim, cfg Config, p *Plan) bool {
 	sig, ac := v.Signal, cfg.Reclaim.Action
 	say := func(s string) { p.tr().add(KindReclaimAction, string(sig), s) }
 	r, had := st.rungs[sig]
-	g := st.growthOf(now, *v, cfg)
 	if v.WorkingSet < v.Kubelet {
 		below := fmt.Sprintf("the working set %s is below the kubelet's own threshold %s", threshold.FormatAvailable(v.WorkingSet, sig),
 			threshold.FormatAvailable(v.Kubelet, sig))

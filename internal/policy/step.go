@@ -33,6 +33,7 @@ func Step(prev State, in Input) (State, Plan) {
 	snap, pods := in.Snapshot, sortedPods(in.Pods)
 	var ws map[string]int64
 	var ests []podReclaim
+	var grows map[signal.Signal]growth
 	raw := pods
 	if cfg.Policy == ReclaimAware {
 		snap, pods, ests = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, rungOff(cfg, in) == "", &p)
@@ -43,7 +44,8 @@ func Step(prev State, in Input) (State, Plan) {
 	p.Thresholds, p.Headroom = thresholdsFor(cfg.Policy, kc, snap, in.Snapshot.Filesystems, cfg.Headroom)
 	p.Thresholds = st.leadRaise(in.Now, p.Thresholds, snap, falls, cfg, &p)
 	if cfg.Policy == ReclaimAware {
-		snap = st.reclaimRung(in.Now, in, snap, ests, cfg, &p)
+		grows = st.growths(in.Now, p.Reclaim, cfg) // after adopt: the flights are this step's
+		snap = st.reclaimRung(in.Now, in, snap, ests, grows, cfg, &p)
 		ws = workingSets(p.Reclaim, raw)
 		falls = st.fallsNow(snap) // the next step's lead compares with what this one acted on
 	}
@@ -57,7 +59,7 @@ func Step(prev State, in Input) (State, Plan) {
 	din := st.decisionInput(in.Now, snap, in.Snapshot, pods, cfg, in.KubeletSemantics, &p)
 	prevDecision := st.decision
 	st.decision, p.Decision = decisionStep(prevDecision, din, in.Reclaimable, kc.ImageGCHigh(), &p)
-	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, &p)
+	victims, hard := st.choose(prevDecision, din, pods, cfg, in.Persisting, ws, grows, &p)
 	st.plan(in.Now, victims, hard, snap, cfg, &p)
 	st.remember(snap)
 	st.falls = falls
@@ -139,9 +141,10 @@ func decisionStep(prev decision.State, in decision.Input, r *Reclaimable, gcHigh
 //
 // ws holds, for policy ReclaimAware when the acted-on view is the working set (confirmed pressure where
 // the working set is lower than the non-reclaimable estimate), the pods' working sets by UID: what an
-// eviction frees of that view. Without it a pod frees its (ranked) non-reclaimable usage.
+// eviction frees of that view. Without it a pod frees its (ranked) non-reclaimable usage. grows is each
+// memory signal's growth at this step (policy ReclaimAware).
 func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg Config, persisting bool,
-	ws map[string]int64, p *Plan) ([]victim, bool) {
+	ws map[string]int64, grows map[signal.Signal]growth, p *Plan) ([]victim, bool) {
 	pr := decision.PredictOrder(prev, din, decision.PredictOptions{IgnoreGrace: persisting})
 	d := p.Decision
 	var ev decision.Eviction
@@ -189,7 +192,7 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	}
 	var grow map[string]float64
 	if v, ok := viewOf(p.Reclaim, t.Signal); ok && ws != nil && goalWhy == t.GoalWhy {
-		grow = st.growthCover(din.Now, &t, v, pr, cfg, p)
+		grow = st.growthCover(&t, v, grows[v.Signal], pr, cfg, p)
 	}
 	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, grow, cfg, p), hard
 }

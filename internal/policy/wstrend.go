@@ -30,15 +30,34 @@ func (t wsTrend) add(o signal.Observation, span time.Duration) wsTrend {
 	return wsTrend{obs: append(out, o)}
 }
 
-// fall returns the working set's fall rate (bytes/s, positive when falling) from the trend's oldest to
-// its latest observation and the span it covers; ok is false with fewer than two observations.
-func (t wsTrend) fall() (rate float64, span time.Duration, ok bool) {
+// change returns the trend's change from its oldest to its latest observation and the span it covers;
+// ok is false with fewer than two observations.
+func (t wsTrend) change() (delta int64, span time.Duration, ok bool) {
 	if len(t.obs) < 2 {
 		return 0, 0, false
 	}
 	first, last := t.obs[0], t.obs[len(t.obs)-1]
-	span = last.Time.Sub(first.Time)
-	return float64(first.Available-last.Available) / span.Seconds(), span, true
+	return last.Available - first.Available, last.Time.Sub(first.Time), true
+}
+
+// fall returns the working set's fall rate (bytes/s, positive when falling) from the trend's oldest to
+// its latest observation and the span it covers; ok is false with fewer than two observations.
+func (t wsTrend) fall() (rate float64, span time.Duration, ok bool) {
+	delta, span, ok := t.change()
+	if !ok {
+		return 0, 0, false
+	}
+	return float64(-delta) / span.Seconds(), span, true
+}
+
+// rise returns the trend's rise per second from its oldest to its latest observation, over at least
+// minSpan; false with fewer than two observations.
+func (t wsTrend) rise(minSpan time.Duration) (float64, bool) {
+	delta, span, ok := t.change()
+	if !ok {
+		return 0, false
+	}
+	return float64(delta) / max(span, minSpan).Seconds(), true
 }
 
 // steady returns why the kubelet would not act on o (the raw working-set observation, the trend's
