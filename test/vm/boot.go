@@ -52,23 +52,16 @@ func (g Guest) Run(ctx context.Context, initBin string, progs []Program, opt Opt
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("vm: Options.Dir is empty")
 	}
-	var files []File
-	var disk string
-	if opt.DiskMiB > 0 {
-		var err error
-		if disk, files, progs, err = g.withDisk(progs, opt); err != nil {
-			return nil, err
-		}
+	progs, files, drive, err := g.disk(progs, nil, opt)
+	if err != nil {
+		return nil, err
 	}
 	cpio := filepath.Join(opt.Dir, "initramfs.cpio")
 	if err := writeInitramfs(cpio, initBin, g.Busybox, progs, files); err != nil {
 		return nil, fmt.Errorf("write %s: %w", cpio, err)
 	}
 	console, output := filepath.Join(opt.Dir, "console.log"), filepath.Join(opt.Dir, "output.log")
-	argv := g.qemuArgv(cpio, console, output, opt)
-	if disk != "" {
-		argv = append(argv, "-drive", "file="+disk+",if=virtio,format=raw,cache=unsafe")
-	}
+	argv := append(g.qemuArgv(cpio, console, output, opt), drive...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = 5 * time.Second
 	qout, err := cmd.CombinedOutput()
@@ -86,7 +79,7 @@ func (g Guest) Run(ctx context.Context, initBin string, progs []Program, opt Opt
 	if err != nil {
 		return res, fmt.Errorf("%w: %w\nkernel console:\n%s", ErrGuest, err, tail(console, 40))
 	}
-	if disk != "" {
+	if drive != nil {
 		if res, err = takeDiskSetup(res); err != nil {
 			return res, fmt.Errorf("%w\nkernel console:\n%s", err, tail(console, 40))
 		}

@@ -65,11 +65,11 @@ func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *v
 	return rel, time.Since(start)
 }
 
-// installForTest is install, logged, with the release uninstalled when t ends (before the node stops:
+// installForTest is install (with set beside chartValues), logged, with the release uninstalled when t ends (before the node stops:
 // cleanups run last-registered first).
-func (c chartParts) installForTest(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node) {
+func (c chartParts) installForTest(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) {
 	t.Helper()
-	rel, took := c.install(ctx, t, p, n)
+	rel, took := c.install(ctx, t, p, n, set...)
 	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
@@ -60,6 +61,25 @@ func (g Guest) withDisk(progs []Program, opt Options) (image string, files []Fil
 		out = append(out, p)
 	}
 	return image, files, out, nil
+}
+
+// disk returns the programs and files with the disk's set-up added and qemu's arguments for the disk
+// (withDisk), or them unchanged and no arguments without Options.DiskMiB.
+func (g Guest) disk(progs []Program, files []File, opt Options) ([]Program, []File, []string, error) {
+	if opt.DiskMiB <= 0 {
+		return progs, files, nil, nil
+	}
+	image, more, out, err := g.withDisk(progs, opt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all := append([]File{}, files...)
+	for _, f := range more {
+		if !slices.ContainsFunc(files, func(g File) bool { return g.Guest == f.Guest }) { // a module the caller packs too
+			all = append(all, f)
+		}
+	}
+	return out, all, []string{"-drive", "file=" + image + ",if=virtio,format=raw,cache=unsafe"}, nil
 }
 
 // takeDiskSetup checks the disk set-up's result (the first) and returns the others.

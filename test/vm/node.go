@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,15 @@ type NodeOptions struct {
 	// CostEvery, when set, runs the guest's cost sampler (guestinit cost) at this period: CPU time and
 	// RSS of the kubelet, containerd, the agent and the janitor (Node.Cost).
 	CostEvery time.Duration
+	// DiskMiB, when > 0, gives the node a scratch disk mounted at GuestDisk (Options.DiskMiB): a hostPath
+	// volume there holds files whose page cache is reclaimable (the kubelet's root is tmpfs: shmem).
+	DiskMiB int
+	// Containerd2, when set, runs that containerd 2 build (static binaries) instead of the host's
+	// containerd 1.6, which cannot mount recursively read-only (the chart's agent.reclaim needs it).
+	Containerd2 *cluster.Containerd2
+	// TailPodLogs copies the logs of each pod container NAMESPACE/CONTAINER onto the output once it
+	// exists (the host cannot reach the kubelet's log endpoint): Guest.OutputLines has them.
+	TailPodLogs []string
 }
 
 // Node is a kubelet on cgroup v2 in a running guest, registered with a control plane on the host.
@@ -102,7 +112,8 @@ func (g Guest) StartNode(ctx context.Context, cp *cluster.ControlPlane, initBin 
 		return nil, fmt.Errorf("start guest node: %w", err)
 	}
 	start := time.Now()
-	run, err := g.Start(initBin, nodePrograms(opt, port), files, Options{Dir: opt.Dir, MemoryMiB: opt.MemoryMiB, Nice: opt.Nice, Net: true})
+	run, err := g.Start(initBin, nodePrograms(opt, port), files, Options{Dir: opt.Dir, MemoryMiB: opt.MemoryMiB, Nice: opt.Nice, Net: true,
+		DiskMiB: opt.DiskMiB})
 	if err != nil {
 		return nil, fmt.Errorf("start guest node: %w", err)
 	}
@@ -186,11 +197,19 @@ const ChartNamespace = "pressure"
 // kubernetesService is the kubernetes Service's address in the control plane's default range.
 const kubernetesService = "10.0.0.1"
 
+// modules are the node's kernel modules in load order, less those the disk's set-up loads first
+// (NodeOptions.DiskMiB: insmod of a loaded module fails).
 func modules(opt NodeOptions) []string {
-	if opt.PodNetwork {
-		return append(append([]string{}, nodeModules...), podNetModules...)
+	var out []string
+	for _, m := range append(append([]string{}, nodeModules...), podNetModules...) {
+		switch {
+		case !opt.PodNetwork && slices.Contains(podNetModules, m):
+		case opt.DiskMiB > 0 && slices.Contains(diskModules, m):
+		default:
+			out = append(out, m)
+		}
 	}
-	return nodeModules
+	return out
 }
 
 // hostBinaries are the node's dynamically linked host programs, packed with their libraries.
@@ -207,12 +226,17 @@ func nodeFiles(g Guest, cp *cluster.ControlPlane, stage string, opt NodeOptions)
 			}
 		}
 	}
+	if c := opt.Containerd2; c != nil {
+		for _, b := range []string{"containerd", "containerd-shim-runc-v2", "ctr"} {
+			add(File{Guest: "/usr/bin/" + b, Host: filepath.Join(c.Dir, b), Mode: 0o755}) // static
+		}
+	}
 	for _, b := range hostBinaries {
 		fs, err := WithLibraries(b, b)
 		if err != nil {
 			return nil, err
 		}
-		add(fs...)
+		add(fs...) // the first added of a path wins: containerd 2's over the host's
 	}
 	add(File{Guest: guestKubelet, Host: cp.KubeletPath()})
 	if opt.Agent != "" {
@@ -253,7 +277,7 @@ func nodeFiles(g Guest, cp *cluster.ControlPlane, stage string, opt NodeOptions)
 		return nil, err
 	}
 	add(
-		File{Guest: guestNodeDir + "/containerd.toml", Data: []byte(containerdConfig()), Mode: 0o644},
+		File{Guest: guestNodeDir + "/containerd.toml", Data: []byte(containerdConfig(opt.Containerd2 != nil)), Mode: 0o644},
 		File{Guest: "/etc/cni/net.d/10-pressure.conflist", Data: []byte(cniConfig), Mode: 0o644},
 		File{Guest: "/etc/resolv.conf", Data: []byte("nameserver 10.0.2.3\n"), Mode: 0o644},
 		File{Guest: "/etc/hosts", Data: []byte("127.0.0.1 localhost\n" + GuestIP + " " + opt.Name + "\n"), Mode: 0o644},
@@ -319,10 +343,19 @@ func nodePrograms(opt NodeOptions, apiPort string) []Program {
 	if opt.CostEvery > 0 {
 		ps = append(ps, Program{Name: "cost", Path: "/init", Args: []string{"cost", opt.CostEvery.String()}, Background: true})
 	}
+	tails := opt.TailPodLogs
 	if opt.PodNetwork {
 		// The chart agent's log on ttyS1 (nothing on the host reaches the kubelet's log endpoint).
-		logs := guestNodeDir + "/pod-logs/" + ChartNamespace + "_*/agent/*.log"
-		ps = append(ps, sh("chart-agent-log", "while ! ls "+logs+" >/dev/null 2>&1; do sleep 1; done; exec tail -F "+logs))
+		tails = append([]string{ChartNamespace + "/agent"}, tails...)
+	}
+	for _, nc := range tails {
+		ns, c, _ := strings.Cut(nc, "/")
+		logs := guestNodeDir + "/pod-logs/" + ns + "_*/" + c + "/*.log"
+		name := "log-" + ns + "-" + c
+		if ns == ChartNamespace && c == "agent" {
+			name = "chart-agent-log"
+		}
+		ps = append(ps, sh(name, "while ! ls "+logs+" >/dev/null 2>&1; do sleep 1; done; exec tail -F "+logs))
 		ps[len(ps)-1].Background = true
 	}
 	if opt.Agent != "" {
@@ -333,40 +366,6 @@ func nodePrograms(opt NodeOptions, apiPort string) []Program {
 			WaitFor: guestPodsGroup + "/memory.events"})
 	}
 	return ps
-}
-
-// containerdConfig is containerd 1.6's config in the guest: the socket where cluster.DefaultKubeletConfig
-// looks, the native snapshotter (no overlay module needed), cgroupfs, and runc with no_pivot_root (pivot_root
-// fails on the initramfs root).
-func containerdConfig() string {
-	sock := cluster.ContainerdSocket(guestNodeDir)
-	return fmt.Sprintf(`version = 2
-root = "/var/lib/containerd"
-state = "/run/containerd"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.overlayfs"]
-
-[grpc]
-  address = %q
-
-[ttrpc]
-  address = %q
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %q
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "native"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        NoPivotRoot = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/opt/cni/bin"
-    conf_dir = "/etc/cni/net.d"
-    max_conf_num = 1
-`, sock, sock+".ttrpc", images.PauseName)
 }
 
 // cniConfig makes containerd report the network ready (the kubelet's node Ready needs it). The race's pods

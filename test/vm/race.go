@@ -274,6 +274,17 @@ func parseSample(line string) (sample, bool) {
 	return sample{at: at, current: cur, oomKills: k}, true
 }
 
+// PodsCurrent is the pods cgroup's memory.current at the sampler's last line, bytes (0 before the first).
+func (n *Node) PodsCurrent() int64 {
+	lines := n.Samples()
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s, ok := parseSample(lines[i]); ok {
+			return int64(s.current)
+		}
+	}
+	return 0
+}
+
 func (n *Node) lastOOMKills() int {
 	lines := n.Samples()
 	for i := len(lines) - 1; i >= 0; i-- {

@@ -24,10 +24,15 @@ type Running struct {
 
 // Start boots the guest like Run but returns once qemu runs: the guest init runs the programs (the
 // Background ones are left running) and then keeps the guest up until Stop. files are added to the
-// initramfs.
+// initramfs. With Options.DiskMiB the disk's set-up runs first (its result is in the output like any
+// program's).
 func (g Guest) Start(initBin string, progs []Program, files []File, opt Options) (*Running, error) {
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("vm: Options.Dir is empty")
+	}
+	progs, files, drive, err := g.disk(progs, files, opt)
+	if err != nil {
+		return nil, err
 	}
 	cpio := filepath.Join(opt.Dir, "initramfs.cpio")
 	if err := writeInitramfs(cpio, initBin, g.Busybox, progs, files); err != nil {
@@ -35,7 +40,7 @@ func (g Guest) Start(initBin string, progs []Program, files []File, opt Options)
 	}
 	r := &Running{Console: filepath.Join(opt.Dir, "console.log"), Output: filepath.Join(opt.Dir, "output.log"),
 		done: make(chan struct{})}
-	argv := g.qemuArgv(cpio, r.Console, r.Output, opt)
+	argv := append(g.qemuArgv(cpio, r.Console, r.Output, opt), drive...)
 	r.cmd = exec.Command(argv[0], argv[1:]...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	log, err := os.Create(filepath.Join(opt.Dir, "qemu.log"))
