@@ -179,7 +179,17 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, maxPods)
 	goalWhy := "threshold + minimum reclaim"
 	if g, ok := backstopGoal(p.Reclaim, t.Signal, cfg.Reclaim); ok && g < t.Goal {
-		t.Goal, t.Need = g, max(1, g-t.Available)
+		if g <= t.Available {
+			// The backstop's only goal is already met once the evictions under way complete: another
+			// eviction would be more than needed (seen on the v2 guest: the reader evicted 0.5 s after the
+			// hog beside it, its credit already above the goal).
+			p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited with the evictions under way) is at or above "+
+				"the backstop's goal %s (the kubelet's threshold + the backstop's margin): they keep the kubelet from acting; "+
+				"nothing more to evict", idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
+				formatRelease(t.Signal, Release{Amount: g, Known: true})))
+			return nil, hard
+		}
+		t.Goal, t.Need = g, g-t.Available
 		t.GoalWhy = "the kubelet's threshold + the backstop's margin: the working set is acted on only to keep the kubelet from acting"
 		goalWhy = t.GoalWhy
 	}
