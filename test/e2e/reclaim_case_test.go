@@ -105,7 +105,7 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.reclaims = reclaimLines(log)
+		r.reclaims = chartinstall.ReclaimLines(log)
 		t.Logf("%d reclaims: %v", len(r.reclaims), r.reclaims)
 		for _, l := range strings.Split(log, "\n") {
 			if strings.Contains(l, `"msg":"evict"`) {

@@ -7,8 +7,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/kube-pressure/pressure/internal/agent"
 	"github.com/kube-pressure/pressure/internal/policy"
+	"github.com/kube-pressure/pressure/test/chartinstall"
 )
 
 func TestReclaimRungReclaimsTheCacheWhereTheBackstopWouldEvict(t *testing.T) {
@@ -54,7 +53,7 @@ func TestReclaimRungReclaimsTheCacheWhereTheBackstopWouldEvict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reclaims := reclaimLines(string(log))
+	reclaims := chartinstall.ReclaimLines(string(log))
 	t.Logf("file %dMi: %s; %s; reclaims: %s", size/mib, o, s, strings.Join(reclaims, "; "))
 	if len(o.agentEvicted)+len(o.kubeletEvicted) != 0 {
 		t.Errorf("evictions: %s; want none: the cache was reclaimed", o)
@@ -74,20 +73,4 @@ func requireFreed(t *testing.T, reclaims []string, pod string) {
 		}
 	}
 	t.Errorf("no reclaim of %s freed anything (agent log: %q)", pod, reclaims)
-}
-
-// reclaimLines returns the reclaim lines of an agent log (JSON lines) as "target asked=N freed=N err=E".
-func reclaimLines(log string) []string {
-	var out []string
-	for _, l := range strings.Split(log, "\n") {
-		var r struct {
-			Msg, Target, Err string
-			Asked, Freed     int64
-		}
-		if json.Unmarshal([]byte(l), &r) != nil || r.Msg != "reclaim" {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s asked=%dMi freed=%d err=%s", r.Target, r.Asked>>20, r.Freed, r.Err))
-	}
-	return out
 }

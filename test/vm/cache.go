@@ -49,31 +49,31 @@ func (r CacheResult) String() string {
 }
 
 // CacheCase creates namespace ns and in it a reader that reads a sparse file of fileBytes on the
-// node's scratch disk twice and holds its cache, waits for its second pass, holds for hold (or until an
-// eviction), then starts a BestEffort hog ramping anonymous memory as fast as the guest goes and waits
+// node's scratch disk twice and holds its cache (with loop: reads it in a loop), waits for its second pass, holds for hold (both end at
+// the first eviction: HoldEvicted), then starts a BestEffort hog ramping anonymous memory as fast as the guest goes and waits
 // (at most timeout) until the hog is evicted or ends.
-func (n *Node) CacheCase(ctx context.Context, ns string, fileBytes int64, hold, timeout time.Duration) (CacheResult, error) {
+func (n *Node) CacheCase(ctx context.Context, ns string, fileBytes int64, loop bool, hold, timeout time.Duration) (CacheResult, error) {
 	res := CacheResult{FileMiB: fileBytes >> 20}
 	c := n.Client
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("cache case namespace: %w", err)
 	}
 	before := n.lastOOMKills()
-	if _, err := c.CoreV1().Pods(ns).Create(ctx, n.readerPod(ns, fileBytes), metav1.CreateOptions{}); err != nil {
+	if _, err := c.CoreV1().Pods(ns).Create(ctx, n.readerPod(ns, fileBytes, loop), metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("reader pod: %w", err)
 	}
-	if err := n.waitPasses(ctx, ns, 2, 5*time.Minute); err != nil {
+	evicted, err := n.waitPasses(ctx, ns, 2, 5*time.Minute)
+	if err != nil {
 		return res, err
 	}
 	start := time.Now()
-	for time.Since(start) < hold {
+	for !evicted && time.Since(start) < hold {
 		if ev, err := n.evictions(ctx, ns); err != nil || len(ev) > 0 {
 			break
 		}
 		time.Sleep(2 * time.Second)
 	}
 	res.Held = time.Since(start)
-	var err error
 	if res.HoldEvicted, err = n.evictions(ctx, ns); err != nil {
 		return res, err
 	}
@@ -95,10 +95,25 @@ func (n *Node) CacheCase(ctx context.Context, ns string, fileBytes int64, hold, 
 	return res, waitErr
 }
 
-// readerPod is the page-cache pod: Burstable (64Mi requested), its file on the scratch disk.
-func (n *Node) readerPod(ns string, fileBytes int64) *corev1.Pod {
-	p := casePod(n.Name, ns, "reader", ReaderContainer, []string{"cache", "--path", "/data/f", "--size", fmt.Sprint(fileBytes), "--sparse"})
-	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+// readerPod is the page-cache pod: Burstable (64Mi requested), its file on the scratch disk, read twice
+// and held, or with loop read again and again (stress cache --passes 0: its cache stays active, and what
+// the agent reclaims is read back at the next pass).
+func (n *Node) readerPod(ns string, fileBytes int64, loop bool) *corev1.Pod {
+	args := []string{"cache", "--path", "/data/f", "--size", fmt.Sprint(fileBytes), "--sparse"}
+	if loop {
+		args = append(args, "--passes", "0")
+	}
+	return onDisk(withRequest(casePod(n.Name, ns, "reader", ReaderContainer, args), "64Mi"), ns)
+}
+
+// withRequest gives p's container a memory request (Burstable).
+func withRequest(p *corev1.Pod, memory string) *corev1.Pod {
+	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
+	return p
+}
+
+// onDisk mounts the directory ns of the node's scratch disk at /data in p.
+func onDisk(p *corev1.Pod, ns string) *corev1.Pod {
 	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 		Path: GuestDisk + "/" + ns, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}}
 	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
@@ -119,24 +134,24 @@ func casePod(node, ns, name, container string, args []string) *corev1.Pod {
 	}
 }
 
-// waitPasses waits for the reader's pass count n in its log on the output, or fails at an eviction or
-// after timeout.
-func (n *Node) waitPasses(ctx context.Context, ns string, count int, timeout time.Duration) error {
+// waitPasses waits for the reader's pass count n in its log on the output, or for the first eviction in
+// ns (true), and fails after timeout.
+func (n *Node) waitPasses(ctx context.Context, ns string, count int, timeout time.Duration) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	want := fmt.Sprintf(`"count":%d`, count)
 	for {
 		for _, l := range n.Guest.OutputLines("") {
 			if strings.Contains(l, `"event":"pass"`) && strings.Contains(l, want) {
-				return nil
+				return false, nil
 			}
 		}
 		if ev, err := n.evictions(ctx, ns); err == nil && len(ev) > 0 {
-			return fmt.Errorf("evicted %v before the reader's pass %d", ev, count)
+			return true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no reader pass %d on the guest's output (is %s/%s in NodeOptions.TailPodLogs?): %w", count, ns,
+			return false, fmt.Errorf("no reader pass %d on the guest's output (is %s/%s in NodeOptions.TailPodLogs?): %w", count, ns,
 				ReaderContainer, ctx.Err())
 		case <-time.After(time.Second):
 		}
