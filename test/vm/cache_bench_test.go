@@ -25,7 +25,7 @@ type cacheContender struct {
 var cacheContenders = []cacheContender{
 	{name: "C: kubelet alone"},
 	{name: "D: chart defaults", chart: true},
-	{name: "R0: reclaim-aware, no rung", chart: true, set: []string{"agent.config.policy=reclaim-aware"}},
+	{name: "R0: reclaim-aware without the rung", chart: true, set: []string{"agent.config.policy=reclaim-aware"}},
 	{name: "R: reclaim-aware + the rung", chart: true, set: rungValues()},
 }
 

@@ -79,7 +79,8 @@ func (g Guest) disk(progs []Program, files []File, opt Options) ([]Program, []Fi
 			all = append(all, f)
 		}
 	}
-	return out, all, []string{"-drive", "file=" + image + ",if=virtio,format=raw,cache=unsafe"}, nil
+	// qemu's option syntax splits on commas: a comma in the path (a subtest's name) is written twice.
+	return out, all, []string{"-drive", "file=" + strings.ReplaceAll(image, ",", ",,") + ",if=virtio,format=raw,cache=unsafe"}, nil
 }
 
 // takeDiskSetup checks the disk set-up's result (the first) and returns the others.
