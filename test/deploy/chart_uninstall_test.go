@@ -32,6 +32,16 @@ func TestUninstallHookStopsThisReleasesAgentsAndClearsTheConfiguredTaint(t *test
 	if spec["serviceAccountName"] != "pressure-agent-cleanup" {
 		t.Errorf("hook serviceAccountName %v, want its own pressure-agent-cleanup", spec["serviceAccountName"])
 	}
+	// On a node under pressure the hook's pod may be the only evictable one: critical, no agent evicts
+	// it, and an eviction by anyone else does not use up the Job's retries.
+	if spec["priorityClassName"] != "system-node-critical" {
+		t.Errorf("hook priorityClassName %v, want system-node-critical", spec["priorityClassName"])
+	}
+	jobSpec := job.Object["spec"].(map[string]any)
+	if d := cmp.Diff(jobSpec["podFailurePolicy"], map[string]any{"rules": []any{map[string]any{"action": "Ignore",
+		"onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}}}); d != "" {
+		t.Errorf("hook podFailurePolicy (-got +want):\n%s", d)
+	}
 	if tol := spec["tolerations"].([]any); len(tol) != 1 || tol[0].(map[string]any)["operator"] != "Exists" {
 		t.Errorf("hook tolerations %v: want every taint tolerated (each node may carry the agents' taint)", tol)
 	}
