@@ -178,28 +178,10 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 	}
 	t := target(p.Thresholds, ev.Threshold, din.Snapshot.Observations, maxPods)
 	goalWhy := "threshold + minimum reclaim"
-	if g, ok := backstopGoal(p.Reclaim, t.Signal, cfg.Reclaim); ok && g < t.Goal {
-		if g <= t.Available {
-			// The backstop's only goal is already met once the evictions under way complete: another
-			// eviction would be more than needed (seen on the v2 guest: the reader evicted 0.5 s after the
-			// hog beside it, its credit already above the goal).
-			p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited with the evictions under way) is at or above "+
-				"the backstop's goal %s (the kubelet's threshold + the backstop's margin): they keep the kubelet from acting; "+
-				"nothing more to evict", idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
-				formatRelease(t.Signal, Release{Amount: g, Known: true})))
-			return nil, hard
-		}
-		if dying := grows[t.Signal].dying(); dying != "" {
-			// The pods in flight still grow, and the credit counts what they held at the request: the
-			// shortfall is theirs, and they free it when they die (the rung's hold, rungStep, without the
-			// rung; seen on the v2 guest: the reader evicted 0.6 s after the hog, 1.9Mi short).
-			p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited) is below the backstop's goal %s, but %s: "+
-				"not evicting more", idString(p.Thresholds, t.Threshold), formatRelease(t.Signal, Release{Amount: t.Available, Known: true}),
-				formatRelease(t.Signal, Release{Amount: g, Known: true}), dying))
-			return nil, hard
-		}
-		t.Goal, t.Need = g, g-t.Available
-		t.GoalWhy = "the kubelet's threshold + the backstop's margin: the working set is acted on only to keep the kubelet from acting"
+	switch narrowed, evict := backstop(&t, grows[t.Signal], cfg, p); {
+	case !evict:
+		return nil, hard
+	case narrowed:
 		goalWhy = t.GoalWhy
 	}
 	p.Target = &t
@@ -214,6 +196,38 @@ func (st *State) choose(prev decision.State, din decision.Input, pods []Pod, cfg
 		grow = st.growthCover(&t, v, grows[v.Signal], pr, cfg, p)
 	}
 	return st.walkToTarget(pr, t, din.Snapshot.Filesystems, hard, ws, grow, cfg, p), hard
+}
+
+// backstop narrows t to the backstop's goal (policy ReclaimAware: the kubelet's threshold + the backstop's
+// margin) when that is below t's; narrowed says it did. evict is false when nothing more is to be evicted,
+// said in p's trace: the goal is met once the evictions under way complete, or the shortfall is the growth
+// of the pods in flight (g, t's signal's growth at this step).
+func backstop(t *Target, g growth, cfg Config, p *Plan) (narrowed, evict bool) {
+	goal, ok := backstopGoal(p.Reclaim, t.Signal, cfg.Reclaim)
+	if !ok || goal >= t.Goal {
+		return false, true
+	}
+	id := idString(p.Thresholds, t.Threshold)
+	avail, goalS := formatRelease(t.Signal, Release{Amount: t.Available, Known: true}), formatRelease(t.Signal, Release{Amount: goal, Known: true})
+	if goal <= t.Available {
+		// Another eviction would be more than needed (seen on the v2 guest: the reader evicted 0.5 s after
+		// the hog beside it, its credit already above the goal).
+		p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited with the evictions under way) is at or above "+
+			"the backstop's goal %s (the kubelet's threshold + the backstop's margin): they keep the kubelet from acting; "+
+			"nothing more to evict", id, avail, goalS))
+		return false, false
+	}
+	if dying := g.dying(); dying != "" {
+		// The credit counts what the pods in flight held at the request: the shortfall is their growth
+		// since, and they free it when they die (the rung's hold, rungStep, without the rung; seen on the
+		// v2 guest: the reader evicted 0.6 s after the hog, 1.9Mi short).
+		p.tr().add(KindTarget, string(t.Signal), fmt.Sprintf("%s: available %s (credited) is below the backstop's goal %s, but %s: "+
+			"not evicting more", id, avail, goalS, dying))
+		return false, false
+	}
+	t.Goal, t.Need = goal, goal-t.Available
+	t.GoalWhy = "the kubelet's threshold + the backstop's margin: the working set is acted on only to keep the kubelet from acting"
+	return true, true
 }
 
 // firstVictim returns the first non-critical pod of a prediction.
