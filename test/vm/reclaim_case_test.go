@@ -1,6 +1,7 @@
 package vm_test
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -63,6 +64,7 @@ type cacheRun struct {
 	containerd2 *cluster.Containerd2
 	chart, loop bool
 	set         []string
+	hold        time.Duration // the reader's hold before the hog starts; 0 is cacheHold
 }
 
 // cacheNode boots a race node with a scratch disk of diskMiB, the pod network and the reader's log tail
@@ -121,7 +123,8 @@ func TestKubeletOnCgroupV2ReclaimRungEvictsTheThrasher(t *testing.T) {
 // runCacheCase runs vm.Node.CacheCase on a cacheNode and returns its result and the agent's log lines.
 func runCacheCase(t *testing.T, c cacheRun) (vm.CacheResult, []string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	hold := cmp.Or(c.hold, cacheHold)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute+hold)
 	defer cancel()
 	n := cacheNode(ctx, t, c, 1024)
 	node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
@@ -134,7 +137,7 @@ func runCacheCase(t *testing.T, c cacheRun) (vm.CacheResult, []string) {
 	used := n.PodsCurrent()
 	file := capacity - used - 260<<20 - 16<<20
 	t.Logf("pods cgroup capacity %dMi, in use %dMi: the reader's file %dMi", capacity>>20, used>>20, file>>20)
-	r, err := n.CacheCase(ctx, cacheNS, file, c.loop, cacheHold, 4*time.Minute)
+	r, err := n.CacheCase(ctx, cacheNS, file, c.loop, hold, 4*time.Minute)
 	t.Logf("cache case: %s", r)
 	agent := agentLines(t, n)
 	if err != nil {
