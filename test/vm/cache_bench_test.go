@@ -26,13 +26,14 @@ type cacheContender struct {
 	set   []string
 }
 
-// cacheContenders are docs/benchmarks.md's contenders of issue 33 (C, D, R0, R), on the same node:
+// cacheContenders are docs/benchmarks.md's contenders of issue 33 (C, D, R0, R, Rk), on the same node:
 // containerd 2 in the guest, which the rung needs, for all of them.
 var cacheContenders = []cacheContender{
 	{name: "C: kubelet alone"},
 	{name: "D: chart defaults", chart: true},
 	{name: "R0: reclaim-aware without the rung", chart: true, set: []string{"agent.config.policy=reclaim-aware"}},
 	{name: "R: reclaim-aware + the rung", chart: true, set: rungValues()},
+	{name: "Rk: R + the cgroup-kill rung", chart: true, set: append(rungValues(), "agent.cgroupKill.enabled=true")},
 }
 
 // TestCacheCaseOnCgroupV2Bench runs the cache case (vm.Node.CacheCase: the reader 260Mi above the
