@@ -181,9 +181,15 @@ func (n *Node) waitEnded(ctx context.Context, ns, name string, timeout time.Dura
 // evictions are the pods of ns evicted so far, "agent:NAME" (a PressureEviction Event) or "kubelet:NAME",
 // sorted.
 func (n *Node) evictions(ctx context.Context, ns string) ([]string, error) {
+	evicted, _, err := n.evictionEvents(ctx, ns)
+	return evicted, err
+}
+
+// evictionEvents are evictions' list and whether an Event of ns says the kernel OOM-killed a container.
+func (n *Node) evictionEvents(ctx context.Context, ns string) (evicted []string, oomKilled bool, err error) {
 	evs, err := n.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("events of %s: %w", ns, err)
+		return nil, false, fmt.Errorf("events of %s: %w", ns, err)
 	}
 	seen := map[string]bool{}
 	for _, e := range evs.Items {
@@ -192,12 +198,14 @@ func (n *Node) evictions(ctx context.Context, ns string) ([]string, error) {
 			seen["agent:"+e.InvolvedObject.Name] = true
 		case e.Reason == "Evicted" && e.Source.Component == "kubelet":
 			seen["kubelet:"+e.InvolvedObject.Name] = true
+		case e.Reason == "OOMKilling" || strings.Contains(e.Message, "OOMKilled"):
+			oomKilled = true
 		}
 	}
-	out := make([]string, 0, len(seen))
+	evicted = make([]string, 0, len(seen))
 	for k := range seen {
-		out = append(out, k)
+		evicted = append(evicted, k)
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(evicted)
+	return evicted, oomKilled, nil
 }

@@ -3,7 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-pressure/pressure/internal/actuate"
 	"github.com/kube-pressure/pressure/test/images"
 )
 
@@ -182,31 +181,17 @@ func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running ti
 		res.Elapsed = time.Since(running)
 	}
 	time.Sleep(3 * time.Second) // the sampler's next lines, the kubelet's status and events
-	evs, err := n.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	evicted, oomEvent, err := n.evictionEvents(ctx, ns)
 	if err != nil {
 		return res, fmt.Errorf("race events: %w", err)
 	}
-	evicted := map[string]bool{}
-	for _, e := range evs.Items {
-		switch {
-		case e.Reason == actuate.ReasonPressureEviction:
-			evicted["agent:"+e.InvolvedObject.Name] = true
-			if e.InvolvedObject.Name == "stress" {
-				res.Evictor = "agent"
-			}
-		case e.Reason == "Evicted" && e.Source.Component == "kubelet":
-			evicted["kubelet:"+e.InvolvedObject.Name] = true
-			if e.InvolvedObject.Name == "stress" && res.Evictor == "none" {
-				res.Evictor = "kubelet"
-			}
-		case e.Reason == "OOMKilling" || strings.Contains(e.Message, "OOMKilled"):
-			res.OOMKilled = true
-		}
+	res.Evicted, res.OOMKilled = evicted, res.OOMKilled || oomEvent
+	switch {
+	case slices.Contains(evicted, "agent:stress"):
+		res.Evictor = "agent"
+	case slices.Contains(evicted, "kubelet:stress") && res.Evictor == "none":
+		res.Evictor = "kubelet"
 	}
-	for k := range evicted {
-		res.Evicted = append(res.Evicted, k)
-	}
-	sort.Strings(res.Evicted)
 	for _, name := range Neighbours {
 		if p, err := n.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			res.Survivors = append(res.Survivors, name)
