@@ -175,13 +175,39 @@ func (n *Node) Race(ctx context.Context, ns, rate string, timeout time.Duration)
 	}
 }
 
+// stressEventWait bounds how long raceEvents waits for the Event of the stress pod's eviction.
+const stressEventWait = 30 * time.Second
+
+// raceEvents are ns's evictionEvents. When the stress pod was deleted (an eviction) and no Event names it
+// yet, it asks again each second, up to stressEventWait: the agent writes its Event after the eviction,
+// and a guest short of the host's CPU writes it late (seen in make test: the pod deleted, no Event 3 s
+// later).
+func (n *Node) raceEvents(ctx context.Context, ns string) ([]string, bool, error) {
+	deadline := time.Now().Add(stressEventWait)
+	for {
+		evicted, oomEvent, err := n.evictionEvents(ctx, ns)
+		if err != nil || slices.Contains(evicted, "agent:stress") || slices.Contains(evicted, "kubelet:stress") || time.Now().After(deadline) {
+			return evicted, oomEvent, err
+		}
+		p, err := n.Client.CoreV1().Pods(ns).Get(ctx, "stress", metav1.GetOptions{})
+		if err == nil && p.DeletionTimestamp == nil {
+			return evicted, oomEvent, nil // not deleted: it ended on its own (or the kernel killed it)
+		}
+		select {
+		case <-ctx.Done():
+			return evicted, oomEvent, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // finish reads the events and the sampler after the pod ended: who evicted, the kernel's OOM kills.
 func (n *Node) finish(ctx context.Context, ns string, res RaceResult, running time.Time, before int, raceErr error) (RaceResult, error) {
 	if !running.IsZero() {
 		res.Elapsed = time.Since(running)
 	}
 	time.Sleep(3 * time.Second) // the sampler's next lines, the kubelet's status and events
-	evicted, oomEvent, err := n.evictionEvents(ctx, ns)
+	evicted, oomEvent, err := n.raceEvents(ctx, ns)
 	if err != nil {
 		return res, fmt.Errorf("race events: %w", err)
 	}
