@@ -43,6 +43,20 @@ type fixturePod struct {
 	usage int64
 	// procs and threads are the lines of cgroup.procs and tasks (no tasks file when threads is 0).
 	procs, threads int
+	// pids, when set, are cgroup.procs' lines instead of procs' made-up ones: real processes.
+	pids []int
+}
+
+// procsFile is the pod's cgroup.procs.
+func (p fixturePod) procsFile() string {
+	if len(p.pids) == 0 {
+		return lines(p.procs, 100)
+	}
+	var b strings.Builder
+	for _, pid := range p.pids {
+		fmt.Fprintf(&b, "%d\n", pid)
+	}
+	return b.String()
 }
 
 func newTree(t testing.TB, podsLimit int64) *tree {
@@ -51,9 +65,9 @@ func newTree(t testing.TB, podsLimit int64) *tree {
 	return tr
 }
 
-func (tr *tree) mem(rel string, usage, limit int64) { tr.memTasks(rel, usage, limit, 0, 0) }
+func (tr *tree) mem(rel string, usage, limit int64) { tr.memTasks(rel, usage, limit, "", 0) }
 
-func (tr *tree) memTasks(rel string, usage, limit int64, procs, threads int) {
+func (tr *tree) memTasks(rel string, usage, limit int64, procs string, threads int) {
 	dir := filepath.Join(tr.root, "cgroup", "memory", rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tr.t.Fatal(err)
@@ -62,7 +76,7 @@ func (tr *tree) memTasks(rel string, usage, limit int64, procs, threads int) {
 		"memory.usage_in_bytes": fmt.Sprint(usage),
 		"memory.limit_in_bytes": fmt.Sprint(limit),
 		"memory.stat":           "total_inactive_file 0\n",
-		"cgroup.procs":          lines(procs, 100),
+		"cgroup.procs":          procs,
 	}
 	if threads > 0 {
 		files["tasks"] = lines(threads, 100)
@@ -92,6 +106,14 @@ func lines(n, first int) string {
 		fmt.Fprintf(&b, "%d\n", first+i)
 	}
 	return b.String()
+}
+
+// setPIDs lists real processes in a pod's cgroup.procs.
+func (tr *tree) setPIDs(uid string, pids ...int) {
+	p := tr.pods[uid]
+	p.pids = pids
+	tr.pods[uid] = p
+	tr.write()
 }
 
 // setTasks sets a pod's process and thread counts.
@@ -129,7 +151,7 @@ func podRel(uid, qos string) string {
 func (tr *tree) write() {
 	var total int64
 	for uid, p := range tr.pods {
-		tr.memTasks(podRel(uid, p.qos), p.usage, 1<<62+1, p.procs, p.threads)
+		tr.memTasks(podRel(uid, p.qos), p.usage, 1<<62+1, p.procsFile(), p.threads)
 		total += p.usage
 	}
 	tr.mem("", total+512*mi, 1<<62+1)
