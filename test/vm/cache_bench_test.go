@@ -33,7 +33,7 @@ var cacheContenders = []cacheContender{
 	{name: "D: chart defaults", chart: true},
 	{name: "R0: reclaim-aware without the rung", chart: true, set: []string{"agent.config.policy=reclaim-aware"}},
 	{name: "R: reclaim-aware + the rung", chart: true, set: rungValues()},
-	{name: "Rk: R + the cgroup-kill rung", chart: true, set: append(rungValues(), "agent.cgroupKill.enabled=true")},
+	{name: "Rk: R + the cgroup-kill rung", chart: true, set: killRungValues()},
 }
 
 // TestCacheCaseOnCgroupV2Bench runs the cache case (vm.Node.CacheCase: the reader 260Mi above the

@@ -58,6 +58,9 @@ func rungValues() []string {
 	return []string{"agent.config.policy=reclaim-aware", "agent.reclaim.enabled=true", "agent.reclaim.podsCgroup=kubepods"}
 }
 
+// killRungValues are rungValues with the cgroup-kill rung (contender Rk).
+func killRungValues() []string { return append(rungValues(), "agent.cgroupKill.enabled=true") }
+
 // cacheRun is how a cache case runs: the node's containerd (the host's 1.6 when nil), the chart with set
 // or the kubelet alone, a reader that holds its cache or reads it in a loop.
 type cacheRun struct {
@@ -90,7 +93,7 @@ func cacheNode(ctx context.Context, t *testing.T, c cacheRun, diskMiB int) *vm.N
 // hog's anonymous growth beside it is growth, not pages read back, and the agent evicts the hog alone.
 func TestKubeletOnCgroupV2ReclaimRungKeepsALoopingReaderAndEvictsTheHog(t *testing.T) {
 	r, agent := runCacheCase(t, cacheRun{containerd2: clustertest.Containerd2(t), chart: true, loop: true,
-		set: append(rungValues(), "agent.cgroupKill.enabled=true")})
+		set: killRungValues()})
 	requireReaderKeptAndHogEvicted(t, r)
 	t.Logf("reclaims: %v", chartinstall.ReclaimLines(strings.Join(agent, "\n")))
 }
