@@ -24,7 +24,8 @@ import (
 //     the backstop evicts;
 //   - a non-file fall that is all in pods whose eviction is under way is held: they free it when they die;
 //   - the backstop's walk credits a growing pod with what it grows over the eviction lead (it frees what
-//     it holds when its eviction completes), so it stops at the pod whose growth makes the fall.
+//     it holds when its eviction completes), so it stops at the pod whose growth makes the fall;
+//   - a reclaimed pod's samples shortly after its reclaim are not its growth (quietReclaimed).
 //
 // Rates are over the trend's span (at least MinRateSpan, wstrend.go); a span shorter than MinRateSpan, a
 // pod seen for a moment, counts as MinRateSpan: a few pages read as a rate over 25 ms do not make growth.
@@ -168,6 +169,12 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 	if st.podNF == nil {
 		st.podNF = map[string]wsTrend{}
 	}
+	if until := st.quietUntil(c.UID); at.Before(until) {
+		// Present and empty: the samples after the quiet window start a fresh trend, not a pod first seen.
+		st.podNF[c.UID] = wsTrend{}
+		return
+	}
+	delete(st.nfQuiet, c.UID) // a sample after the window: over for this pod
 	t, seen := st.podNF[c.UID]
 	if !seen && !st.podsAt.IsZero() && st.podsAt.Before(at) {
 		// Not listed at the last step (or listed without its memory figures): it held nothing then. A hog
@@ -214,4 +221,40 @@ func (st *State) growthCover(t *Target, v ReclaimView, g growth, pr decision.Pre
 		"the walk also stops once the pods taken grow %s/s, half the rest%s", threshold.FormatHuman(int64(g.scope), true),
 		threshold.FormatHuman(int64(g.inFlight), true), threshold.FormatHuman(t.Growth, true), only))
 	return out
+}
+
+// quietReclaimed starts the quiet window of each reclaimed cgroup: until span after the reclaim ended, a
+// pod's samples are not its growth, and its trend starts again after it. The pod's usage other than file
+// pages is its working set (memory.usage_in_bytes on v1, memory.current on v2) less the active file pages
+// of memory.stat, two reads; while a reclaim frees the pod's cache and the pod reads it back (a looping
+// reader on the real node refilled 300MB at about 1GB/s), the two reads disagree by tens of MiB, either
+// way (sampled every 25 ms there: from −20Mi to +171Mi around each reclaim, within half a second of its
+// start, 2 to 4Mi otherwise). A trend over such a sample read as 15Mi/s of growth, and the backstop
+// evicted the reader 7m41s into its ten-minute loop (docs/benchmarks.md). A reclaim of the pods cgroup
+// (UID "") quiets every pod.
+func (st *State) quietReclaimed(outs []ReclaimOutcome, span time.Duration) {
+	for _, o := range outs {
+		until := o.At.Add(span)
+		if o.UID == "" {
+			if until.After(st.nfQuietAll) {
+				st.nfQuietAll = until
+			}
+			continue
+		}
+		if st.nfQuiet == nil {
+			st.nfQuiet = map[string]time.Time{}
+		}
+		if until.After(st.nfQuiet[o.UID]) {
+			st.nfQuiet[o.UID] = until
+		}
+	}
+}
+
+// quietUntil is the end of the pod's quiet window (zero: none).
+func (st *State) quietUntil(uid string) time.Time {
+	until := st.nfQuietAll
+	if t := st.nfQuiet[uid]; t.After(until) {
+		until = t
+	}
+	return until
 }

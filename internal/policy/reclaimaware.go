@@ -131,6 +131,11 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 			delete(st.podNF, k)
 		}
 	}
+	for k := range st.nfQuiet {
+		if !live[k] {
+			delete(st.nfQuiet, k)
+		}
+	}
 	st.podsAt = now
 	return out, podsOut, ests
 }

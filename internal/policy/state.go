@@ -52,6 +52,11 @@ type State struct {
 	podNF  map[string]wsTrend
 	// podsAt is when the last step recorded the pods' non-file usage (zero: never).
 	podsAt time.Time
+	// nfQuiet is, by pod UID, until when a pod's non-file samples are not its growth: a reclaim of its
+	// cgroup ended shortly before (growth.go, quietReclaimed); nfQuietAll the same for every pod, after a
+	// reclaim of the pods cgroup.
+	nfQuiet    map[string]time.Time
+	nfQuietAll time.Time
 	// rungs are the reclaims of the reclaim rung still settling or spent, by signal; lastReclaim is when
 	// each signal's last reclaim was planned (the rate bound), reclaimFrom the working set then.
 	rungs       map[signal.Signal]rung
@@ -134,6 +139,7 @@ func (s State) clone() State {
 	out.wsLast = copyMap(s.wsLast)
 	out.nfLast = copyMap(s.nfLast)
 	out.podNF = copyMap(s.podNF)
+	out.nfQuiet = copyMap(s.nfQuiet)
 	out.lastReclaim = copyMap(s.lastReclaim)
 	out.reclaimFrom = copyMap(s.reclaimFrom)
 	out.rungs = make(map[signal.Signal]rung, len(s.rungs))

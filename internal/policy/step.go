@@ -36,6 +36,7 @@ func Step(prev State, in Input) (State, Plan) {
 	var grows map[signal.Signal]growth
 	raw := pods
 	if cfg.Policy == ReclaimAware {
+		st.quietReclaimed(in.Reclaims, cfg.Reclaim.MinRateSpan)
 		snap, pods, ests = st.reclaimView(in.Now, in.Snapshot, pods, kubeletHard(kc, in.Snapshot), cfg.Reclaim, rungOff(cfg, in) == "", &p)
 	}
 	st.forget(in.Now, pods, cfg)
