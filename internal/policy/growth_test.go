@@ -125,3 +125,42 @@ func TestTheKubeletKillTimesTheKubeletsThresholdByTheFasterOfTheGrowthAndTheWork
 		})
 	}
 }
+
+func TestAPodsUsageOtherThanFilePagesComesFromItsMemoryStatAloneWhenItHasAnonAndShmem(t *testing.T) {
+	const mi = 1 << 20
+	cfg := ReclaimConfig{MinRateSpan: time.Second}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type sample struct {
+		ws, active uint64
+		anon       *uint64 // nil: memory.stat without anon (the Summary API's stats)
+	}
+	pod := func(s sample, at time.Time) rank.Candidate {
+		return rank.Candidate{UID: "reader", Stats: &signal.PodStats{Time: at, MemoryWorkingSet: signal.Uint64(s.ws),
+			Memory: &signal.MemoryStat{ActiveFile: signal.Uint64(s.active), Anon: s.anon, Shmem: signal.Uint64(mi)}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+		want    float64
+	}{
+		{name: "the usage file and memory.stat disagreeing while pages are read back is not growth",
+			samples: []sample{{1751 * mi, 1749 * mi, signal.Uint64(2 * mi)}, {1751 * mi, 1600 * mi, signal.Uint64(2 * mi)}}},
+		{name: "without anon in memory.stat the same disagreement reads as growth",
+			samples: []sample{{1751 * mi, 1749 * mi, nil}, {1751 * mi, 1600 * mi, nil}}, want: 149 * mi},
+		{name: "anonymous memory that grows is growth", want: 100 * mi,
+			samples: []sample{{1751 * mi, 1749 * mi, signal.Uint64(2 * mi)}, {1851 * mi, 1749 * mi, signal.Uint64(102 * mi)}}},
+		{name: "a change of figure is no rate: the trend starts again",
+			samples: []sample{{1751 * mi, 1749 * mi, signal.Uint64(2 * mi)}, {1851 * mi, 1649 * mi, nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var st State
+			for i, s := range tc.samples {
+				at := t0.Add(time.Duration(i) * time.Second)
+				st.recordPodGrowth(pod(s, at), at, cfg)
+			}
+			if got := st.podGrowth("reader", cfg); got != tc.want {
+				t.Errorf("growth = %.0f/s, want %.0f/s", got, tc.want)
+			}
+		})
+	}
+}

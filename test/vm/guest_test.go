@@ -19,7 +19,8 @@ type guestSuite struct {
 
 var guestSuites = []guestSuite{
 	{"./internal/source/cgroupfs", "^TestRealV2", []string{
-		"TestRealV2PodWorkingSet", "TestRealV2MemoryEventsCountTheOOMKill"}},
+		"TestRealV2PodWorkingSet", "TestRealV2MemoryEventsCountTheOOMKill",
+		"TestRealV2PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreReclaimedAndReadBack"}},
 	{"./internal/notify", "RealV2", []string{
 		"TestPSITriggerWithASubSecondWindowFiresOnARealV2Cgroup",
 		"TestFileWatchFiresWhenARealV2CgroupHitsMemoryHigh",
