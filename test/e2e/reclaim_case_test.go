@@ -65,6 +65,9 @@ func runReclaimCase(t *testing.T, e *env, c reclaimContender, sc reclaimScenario
 	}
 	r := reclaimRun{contender: c.name, scenario: sc.name}
 	size := podsLimitBytes - podsWorkingSet(t, s) - sc.target - 16*mib
+	if sc.file > 0 {
+		size = sc.file
+	}
 	r.fileMi = size / mib
 	ooms := watchOOM(ctx, t, e, ns)
 	mark := kernelMark(t)

@@ -5,8 +5,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
@@ -42,10 +45,11 @@ func TestRealV1PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreR
 	file := cgrouptest.CacheFile(t, 256*mib)
 	sh := exec.Command("sh", "-c", fmt.Sprintf(`echo $$ > %s/cgroup.procs && while :; do cat %s > /dev/null; done`,
 		filepath.Join(pod, "ctr"), file))
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := sh.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sh.Process.Kill(); _ = sh.Wait() })
+	t.Cleanup(func() { _ = unix.Kill(-sh.Process.Pid, unix.SIGKILL); _ = sh.Wait() }) // the shell and its cat
 
 	l, err := cgroupfs.Detector{}.Detect()
 	if err != nil {
@@ -53,22 +57,8 @@ func TestRealV1PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreR
 	}
 	l.Driver, l.PodsCgroup = cgroupfs.DriverCgroupfs, filepath.Join(filepath.Base(top), "kubepods")
 	r := &cgroupfs.Reader{Layout: l}
-	usage := func() int64 {
-		u, err := cgrouptest.ReadUint(filepath.Join(pod, "memory.usage_in_bytes"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return int64(u)
-	}
 	// The whole file cached in the pod: it reads it back from the cache from then on.
-	deadline := time.Now().Add(30 * time.Second)
-	for usage() < 240*mib {
-		if time.Now().After(deadline) {
-			t.Fatalf("the pod's usage is %d MiB after 30 s of reading a 256 MiB file, want at least 240 MiB", usage()/mib)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-
+	usage := readingPodUsage(t, filepath.Join(pod, "memory.usage_in_bytes"), 240*mib, 30*time.Second)
 	checkNonFileHoldsStill(t, r, uid, usage, 200*mib, func() error { return squeeze(pod, usage, 3, 96*mib, 300*time.Millisecond) })
 }
 
@@ -112,6 +102,25 @@ func checkNonFileHoldsStill(t *testing.T, r *cgroupfs.Reader, uid string, usage 
 		t.Errorf("anon + shmem moved by %.1f MiB while the pod only read its file: want at most 4 MiB",
 			float64(sHi-sLo)/mib)
 	}
+}
+
+// readingPodUsage waits until the usage file reads at least atLeast (the reader's file cached in its
+// cgroup), within the timeout, and returns a reader of it.
+func readingPodUsage(t *testing.T, file string, atLeast int64, timeout time.Duration) func() int64 {
+	t.Helper()
+	usage := func() int64 {
+		u, err := cgrouptest.ReadUint(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(u)
+	}
+	for deadline := time.Now().Add(timeout); usage() < atLeast; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %d MiB after %s of reading the file, want at least %d MiB", file, usage()/mib, timeout, atLeast/mib)
+		}
+	}
+	return usage
 }
 
 // squeeze lowers the pod's memory.limit_in_bytes to its usage less by, and lifts it again, n times, every

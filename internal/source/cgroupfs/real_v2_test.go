@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,24 +181,12 @@ func TestRealV2PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreR
 	sh := exec.Command("sh", "-c", fmt.Sprintf("echo $$ > %s/cgroup.procs && dd if=/dev/zero of=%s bs=1M count=128 2>/dev/null && "+
 		"busybox sync && while :; do cat %s > /dev/null; done", podDir, file, file))
 	sh.Stderr = os.Stderr
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := sh.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sh.Process.Kill(); _ = sh.Wait() })
-	usage := func() int64 {
-		u, err := cgrouptest.ReadUint(filepath.Join(podDir, "memory.current"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return int64(u)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for usage() < 120*mib {
-		if time.Now().After(deadline) {
-			t.Fatalf("the pod's usage is %d MiB a minute after it started writing a 128 MiB file, want at least 120 MiB", usage()/mib)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	t.Cleanup(func() { _ = unix.Kill(-sh.Process.Pid, unix.SIGKILL); _ = sh.Wait() }) // the shell and its cat
+	usage := readingPodUsage(t, filepath.Join(podDir, "memory.current"), 120*mib, time.Minute)
 	reclaim := func() error {
 		for range 3 {
 			time.Sleep(300 * time.Millisecond)
