@@ -17,8 +17,8 @@ import (
 // fall too, but with anonymous memory: on the real node the hold let a 256Mi/s hog take the working set
 // to 4Mi above the kubelet's threshold before the agent acted, and the walk then took the reader beside
 // the hog. The two falls differ in what grows: a refill grows the active file pages and leaves the usage
-// other than file pages (anon + shmem; without them usage − file, the working set less the active file
-// pages) where it was, a hog grows the latter. So the policy follows that usage, for each memory signal's scope and for each pod:
+// other than file pages (usage − file, the working set less the active file pages) where it was, a hog
+// grows the latter. So the policy follows that usage, for each memory signal's scope and for each pod:
 //   - a fall of the signal's non-file available amount (net of the pods in flight) that would take the
 //     working set to the kubelet's threshold within KubeletHorizon is growth: the rung's holds give way and
 //     the backstop evicts;
@@ -30,42 +30,20 @@ import (
 // Rates are over the trend's span (at least MinRateSpan, wstrend.go); a span shorter than MinRateSpan, a
 // pod seen for a moment, counts as MinRateSpan: a few pages read as a rate over 25 ms do not make growth.
 
-// The usage other than file pages comes from memory.stat alone (anon + shmem, one read) when it has
-// both (the agent's own cgroup reads); else it is the usage less the file pages, which are two reads (the
-// usage file and memory.stat) that disagree while pages are read back (signal.MemoryStat.NonFile). The
-// two figures differ by the kernel memory the usage counts, so a trend starts again when its figure
-// changes (wsTrend.addFrom).
-const (
-	nfStat  = "memory.stat"
-	nfUsage = "usage"
-)
-
-// nonFileAvailable is v's available amount were no file page charged, and the figure it comes from: by
-// memory.stat, the negated anon + shmem (its changes are the same as capacity less it, and only its
-// changes are used); else the working set's plus the active file pages (the inactive ones are outside the
-// working set already).
-func nonFileAvailable(v ReclaimView) (int64, string) {
-	if v.Estimate.NonFileKnown {
-		return -v.Estimate.NonFile, nfStat
-	}
-	return v.WorkingSet + v.Estimate.File - v.Estimate.Inactive, nfUsage
+// nonFileAvailable is v's available amount were no file page charged: the working set's plus the active
+// file pages (the inactive ones are outside the working set already).
+func nonFileAvailable(v ReclaimView) int64 {
+	return v.WorkingSet + v.Estimate.File - v.Estimate.Inactive
 }
 
-// podNonFile is a pod's usage other than file pages and the figure it comes from: anon + shmem by its
-// memory.stat, else its working set less its active file pages (at least 0); false when its stats lack
-// either.
-func podNonFile(c rank.Candidate) (int64, string, bool) {
+// podNonFile is a pod's usage other than file pages (its working set less its active file pages, at least
+// 0); false when its stats lack either.
+func podNonFile(c rank.Candidate) (int64, bool) {
 	s := c.Stats
-	if s == nil || s.Memory == nil {
-		return 0, "", false
+	if s == nil || s.MemoryWorkingSet == nil || s.Memory == nil || s.Memory.ActiveFile == nil {
+		return 0, false
 	}
-	if nf, ok := s.Memory.NonFile(); ok {
-		return int64(nf), nfStat, true
-	}
-	if s.MemoryWorkingSet == nil || s.Memory.ActiveFile == nil {
-		return 0, "", false
-	}
-	return max(0, int64(*s.MemoryWorkingSet)-int64(*s.Memory.ActiveFile)), nfUsage, true
+	return max(0, int64(*s.MemoryWorkingSet)-int64(*s.Memory.ActiveFile)), true
 }
 
 // podGrowth returns the pod's growth of usage other than file pages, bytes/s; 0 when it does not grow or
@@ -169,8 +147,7 @@ func (st *State) recordGrowth(v ReclaimView, at time.Time, cfg ReclaimConfig) {
 	if st.nfLast == nil {
 		st.nfLast = map[signal.Signal]wsTrend{}
 	}
-	nf, src := nonFileAvailable(v)
-	st.nfLast[v.Signal] = st.nfLast[v.Signal].addFrom(signal.Observation{Time: at, Available: nf}, cfg.MinRateSpan, src)
+	st.nfLast[v.Signal] = st.nfLast[v.Signal].add(signal.Observation{Time: at, Available: nonFileAvailable(v)}, cfg.MinRateSpan)
 }
 
 // recordPodGrowth adds the pod's non-file usage at its sample's time (now when the sample has none or is
@@ -179,10 +156,10 @@ func (st *State) recordGrowth(v ReclaimView, at time.Time, cfg ReclaimConfig) {
 // sample with stats on.
 func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimConfig) {
 	var u int64
-	at, src := now, "" // no stats: 0 by either figure
+	at := now
 	if c.Stats != nil {
 		var ok bool
-		if u, src, ok = podNonFile(c); !ok {
+		if u, ok = podNonFile(c); !ok {
 			return
 		}
 		if t := c.Stats.Time; !t.IsZero() && !t.After(now) {
@@ -202,9 +179,9 @@ func (st *State) recordPodGrowth(c rank.Candidate, now time.Time, cfg ReclaimCon
 	if !seen && !st.podsAt.IsZero() && st.podsAt.Before(at) {
 		// Not listed at the last step (or listed without its memory figures): it held nothing then. A hog
 		// first seen 125 ms after its start had no rate at that step, and the halfway hold let it run on.
-		t = t.addFrom(signal.Observation{Time: st.podsAt}, cfg.MinRateSpan, src)
+		t = t.add(signal.Observation{Time: st.podsAt}, cfg.MinRateSpan)
 	}
-	st.podNF[c.UID] = t.addFrom(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan, src)
+	st.podNF[c.UID] = t.add(signal.Observation{Time: at, Available: u}, cfg.MinRateSpan)
 }
 
 // growthCover sets t.Growth, when v's usage other than file pages grows (g), the pods in flight do not

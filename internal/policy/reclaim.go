@@ -21,10 +21,6 @@ type Reclaim struct {
 	Refaulted int64
 	// Reclaimable is File − Dirty − Writeback − Refaulted, at least 0.
 	Reclaimable int64
-	// NonFile is the usage other than file pages by memory.stat alone (anon + shmem, NonFileKnown), what
-	// the growth of the usage other than file pages follows (growth.go).
-	NonFile      int64
-	NonFileKnown bool
 }
 
 // EstimateReclaim is the pure estimate of one memory.stat and the scope's file refault rate (bytes/s,
@@ -38,9 +34,6 @@ func EstimateReclaim(m *signal.MemoryStat, refaultRate float64, window time.Dura
 		Dirty: int64(*m.Dirty), Writeback: int64(*m.Writeback)}
 	r.Refaulted = min(r.File, int64(refaultRate*window.Seconds()))
 	r.Reclaimable = max(0, r.File-r.Dirty-r.Writeback-r.Refaulted)
-	if nf, ok := m.NonFile(); ok {
-		r.NonFile, r.NonFileKnown = int64(nf), true
-	}
 	return r, true
 }
 

@@ -11,7 +11,7 @@ import (
 
 // The scenario language's reclaim commands (policy ReclaimAware):
 //
-//	memstat node|pods [active=Q] [inactive=Q] [dirty=Q] [writeback=Q] [shmem=Q] [anon=Q] [refault=N] [activate=N]
+//	memstat node|pods [active=Q] [inactive=Q] [dirty=Q] [writeback=Q] [shmem=Q] [refault=N] [activate=N]
 //	psi node|pods some=F [full=F]                       (memory avg10, percent; psi node|pods none)
 //	config reclaim.psiSome=F reclaim.psiFull=F reclaim.refaultRate=Q reclaim.window=D reclaim.horizon=D
 //	config reclaim.action=true|false reclaim.maxBytes=Q reclaim.settle=D reclaim.minInterval=D
@@ -24,7 +24,7 @@ import (
 // memStatArg sets one memstat key of m; it reports false for a key that is not one.
 func memStatArg(m *signal.MemoryStat, k, v string) (bool, error) {
 	sizes := map[string]**uint64{"active": &m.ActiveFile, "inactive": &m.InactiveFile, "dirty": &m.Dirty,
-		"writeback": &m.Writeback, "shmem": &m.Shmem, "anon": &m.Anon}
+		"writeback": &m.Writeback, "shmem": &m.Shmem}
 	counts := map[string]**uint64{"refault": &m.WorkingsetRefaultFile, "activate": &m.WorkingsetActivateFile}
 	m.PageSize = 4096
 	switch {

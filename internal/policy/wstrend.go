@@ -13,12 +13,7 @@ import (
 // over that span, not between two adjacent samples: near a threshold the agent samples every 25 ms, and
 // a steady page-cache pod's working set moves by a few pages between samples, which over 25 ms reads
 // as tens of MiB/s and projects a crossing that never comes.
-type wsTrend struct {
-	obs []signal.Observation
-	// src names what the observations measure where two figures can stand for the same thing (growth.go:
-	// memory.stat alone, or the usage less the file pages); a change of src starts the trend again.
-	src string
-}
+type wsTrend struct{ obs []signal.Observation }
 
 // add returns the trend with o appended when it is newer than the latest, trimmed to span. It never
 // changes t's slice (State copies share it).
@@ -32,21 +27,7 @@ func (t wsTrend) add(o signal.Observation, span time.Duration) wsTrend {
 	}
 	out := make([]signal.Observation, 0, len(t.obs)-start+1)
 	out = append(out, t.obs[start:]...)
-	return wsTrend{obs: append(out, o), src: t.src}
-}
-
-// addFrom is add for an observation of src: one of another src than t's starts a fresh trend (a jump
-// between two figures is no rate). src "" is a figure that is the same by either (a pod without a cgroup
-// holds 0): it neither starts a fresh trend nor sets t's src.
-func (t wsTrend) addFrom(o signal.Observation, span time.Duration, src string) wsTrend {
-	switch {
-	case src == "" || t.src == src:
-	case t.src == "":
-		t.src = src
-	default:
-		t = wsTrend{src: src}
-	}
-	return t.add(o, span)
+	return wsTrend{obs: append(out, o)}
 }
 
 // change returns the trend's change from its oldest to its latest observation and the span it covers;

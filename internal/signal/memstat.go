@@ -7,14 +7,11 @@ package signal
 // (cgroup v1 has no per-cgroup workingset_activate): absent, never zero.
 //
 // active_file and inactive_file hold page cache only: shmem and tmpfs pages live on the anonymous LRU
-// lists, so Shmem is not part of them.
+// lists, so Shmem is not part of them and is reported for explanation only.
 type MemoryStat struct {
 	ActiveFile, InactiveFile *uint64
 	Dirty, Writeback         *uint64
 	Shmem                    *uint64
-	// Anon is the anonymous memory: anon on cgroup v2, total_rss on v1 (anonymous and swap-cache pages,
-	// transparent huge pages included). Neither counts shmem.
-	Anon *uint64
 	// WorkingsetRefaultFile counts file pages faulted back in after reclaim (workingset_refault_file, or
 	// workingset_refault before Linux 5.9, which tracked file pages only).
 	WorkingsetRefaultFile *uint64
@@ -28,16 +25,4 @@ type MemoryStat struct {
 // FileKnown reports whether both file LRU sizes are known.
 func (m *MemoryStat) FileKnown() bool {
 	return m != nil && m.ActiveFile != nil && m.InactiveFile != nil
-}
-
-// NonFile returns the usage other than file pages by this one read of memory.stat: Anon + Shmem; false
-// when either is absent. usage − active_file − inactive_file gives about the same figure from two reads
-// (the usage file and memory.stat), and the two disagree by up to 171Mi for half a second while a pod
-// reads reclaimed pages back (measured on the real node's cgroup v1, where total_rss stayed within
-// 0.1Mi); kernel memory, which the usage counts, is not in it.
-func (m *MemoryStat) NonFile() (uint64, bool) {
-	if m == nil || m.Anon == nil || m.Shmem == nil {
-		return 0, false
-	}
-	return *m.Anon + *m.Shmem, true
 }

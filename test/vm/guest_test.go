@@ -19,8 +19,7 @@ type guestSuite struct {
 
 var guestSuites = []guestSuite{
 	{"./internal/source/cgroupfs", "^TestRealV2", []string{
-		"TestRealV2PodWorkingSet", "TestRealV2MemoryEventsCountTheOOMKill",
-		"TestRealV2PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreReclaimedAndReadBack"}},
+		"TestRealV2PodWorkingSet", "TestRealV2MemoryEventsCountTheOOMKill"}},
 	{"./internal/notify", "RealV2", []string{
 		"TestPSITriggerWithASubSecondWindowFiresOnARealV2Cgroup",
 		"TestFileWatchFiresWhenARealV2CgroupHitsMemoryHigh",

@@ -3,11 +3,10 @@ package cgroupfs
 // The reclaim fields of memory.stat. cgroup v1 (https://docs.kernel.org/admin-guide/cgroup-v1/memory.html,
 // section 5.2) prints each counter of the cgroup and, prefixed "total_", of its whole subtree: pressure
 // reads the hierarchical ones ("total_active_file 959098880", "total_dirty 94593024",
-// "total_workingset_refault_file 284866"; v1 has no workingset_activate, and calls the anonymous memory
-// total_rss). cgroup v2 (https://docs.kernel.org/admin-guide/cgroup-v2.html, memory.stat) is
-// hierarchical already and names dirty and writeback file_dirty and file_writeback
-// ("workingset_activate_file 184921", "anon 2306048"). Before Linux 5.9 the workingset counters had no
-// _file suffix (they counted file pages only).
+// "total_workingset_refault_file 284866"; v1 has no workingset_activate). cgroup v2
+// (https://docs.kernel.org/admin-guide/cgroup-v2.html, memory.stat) is hierarchical already and names
+// dirty and writeback file_dirty and file_writeback ("workingset_activate_file 184921"). Before Linux 5.9
+// the workingset counters had no _file suffix (they counted file pages only).
 
 import (
 	"github.com/kube-pressure/pressure/internal/signal"
@@ -15,21 +14,19 @@ import (
 
 // statKeys are the memory.stat keys of each MemoryStat field per cgroup version, preferred first.
 type statKeys struct {
-	activeFile, inactiveFile, dirty, writeback, shmem, anon, refault, activate []string
+	activeFile, inactiveFile, dirty, writeback, shmem, refault, activate []string
 }
 
 var (
 	v1StatKeys = statKeys{
 		activeFile: []string{"total_active_file"}, inactiveFile: []string{"total_inactive_file"},
 		dirty: []string{"total_dirty"}, writeback: []string{"total_writeback"}, shmem: []string{"total_shmem"},
-		anon:     []string{"total_rss"},
 		refault:  []string{"total_workingset_refault_file", "total_workingset_refault"},
 		activate: []string{"total_workingset_activate_file", "total_workingset_activate"},
 	}
 	v2StatKeys = statKeys{
 		activeFile: []string{"active_file"}, inactiveFile: []string{"inactive_file"},
 		dirty: []string{"file_dirty"}, writeback: []string{"file_writeback"}, shmem: []string{"shmem"},
-		anon:     []string{"anon"},
 		refault:  []string{"workingset_refault_file", "workingset_refault"},
 		activate: []string{"workingset_activate_file", "workingset_activate"},
 	}
@@ -45,7 +42,6 @@ func ReclaimStat(stat map[string]uint64, v Version, pageSize uint64) signal.Memo
 	return signal.MemoryStat{
 		ActiveFile: first(stat, k.activeFile), InactiveFile: first(stat, k.inactiveFile),
 		Dirty: first(stat, k.dirty), Writeback: first(stat, k.writeback), Shmem: first(stat, k.shmem),
-		Anon:                  first(stat, k.anon),
 		WorkingsetRefaultFile: first(stat, k.refault), WorkingsetActivateFile: first(stat, k.activate),
 		PageSize: pageSize,
 	}

@@ -20,18 +20,18 @@ func TestReclaimStat(t *testing.T) {
 		want signal.MemoryStat
 	}{
 		{name: "v1 reads the hierarchical total_ counters, not the cgroup's own", v: cgroupfs.V1,
-			in: "active_file 1\ninactive_file 2\nrss 1\ntotal_active_file 10\ntotal_inactive_file 20\ntotal_dirty 3\n" +
-				"total_writeback 4\ntotal_shmem 5\ntotal_rss 8\ntotal_workingset_refault_file 6\n",
+			in: "active_file 1\ninactive_file 2\ntotal_active_file 10\ntotal_inactive_file 20\ntotal_dirty 3\n" +
+				"total_writeback 4\ntotal_shmem 5\ntotal_workingset_refault_file 6\n",
 			want: signal.MemoryStat{ActiveFile: u(10), InactiveFile: u(20), Dirty: u(3), Writeback: u(4), Shmem: u(5),
-				Anon: u(8), WorkingsetRefaultFile: u(6), PageSize: 4096}},
+				WorkingsetRefaultFile: u(6), PageSize: 4096}},
 		{name: "v1 has no workingset_activate: absent, not zero", v: cgroupfs.V1,
 			in:   "total_active_file 10\ntotal_inactive_file 20\n",
 			want: signal.MemoryStat{ActiveFile: u(10), InactiveFile: u(20), PageSize: 4096}},
-		{name: "v2 names dirty and writeback file_dirty and file_writeback, and the anonymous memory anon", v: cgroupfs.V2,
-			in: "anon 8\nactive_file 10\ninactive_file 20\nfile_dirty 3\nfile_writeback 4\nshmem 5\n" +
-				"workingset_refault_file 6\nworkingset_activate_file 7\nworkingset_refault_anon 99\nanon_thp 2\n",
+		{name: "v2 names dirty and writeback file_dirty and file_writeback", v: cgroupfs.V2,
+			in: "active_file 10\ninactive_file 20\nfile_dirty 3\nfile_writeback 4\nshmem 5\n" +
+				"workingset_refault_file 6\nworkingset_activate_file 7\nworkingset_refault_anon 99\n",
 			want: signal.MemoryStat{ActiveFile: u(10), InactiveFile: u(20), Dirty: u(3), Writeback: u(4), Shmem: u(5),
-				Anon: u(8), WorkingsetRefaultFile: u(6), WorkingsetActivateFile: u(7), PageSize: 4096}},
+				WorkingsetRefaultFile: u(6), WorkingsetActivateFile: u(7), PageSize: 4096}},
 		{name: "before 5.9 the workingset counters have no _file suffix", v: cgroupfs.V2,
 			in:   "workingset_refault 6\nworkingset_activate 7\n",
 			want: signal.MemoryStat{WorkingsetRefaultFile: u(6), WorkingsetActivateFile: u(7), PageSize: 4096}},
@@ -67,24 +67,24 @@ func TestWithVmstatFillsOnlyMissingCounters(t *testing.T) {
 // captured v1 tree and the written v2 trees (make-v2.sh: dirty file/16, writeback file/32, refaults
 // file/32KiB pages, activations half of them).
 func TestReclaimFieldsOnFixtures(t *testing.T) {
-	v2 := func(anon, file, inactive uint64) signal.MemoryStat {
+	v2 := func(file, inactive uint64) signal.MemoryStat {
 		return signal.MemoryStat{ActiveFile: u(file - inactive), InactiveFile: u(inactive), Dirty: u(file / 16),
-			Writeback: u(file / 32), Shmem: u(0), Anon: u(anon), WorkingsetRefaultFile: u(file / 32768),
+			Writeback: u(file / 32), Shmem: u(0), WorkingsetRefaultFile: u(file / 32768),
 			WorkingsetActivateFile: u(file / 32768 / 2), PageSize: 4096}
 	}
-	v1 := func(active, inactive, dirty, shmem, rss, refault uint64) signal.MemoryStat {
+	v1 := func(active, inactive, dirty, shmem, refault uint64) signal.MemoryStat {
 		return signal.MemoryStat{ActiveFile: u(active), InactiveFile: u(inactive), Dirty: u(dirty), Writeback: u(0),
-			Shmem: u(shmem), Anon: u(rss), WorkingsetRefaultFile: u(refault), PageSize: 4096}
+			Shmem: u(shmem), WorkingsetRefaultFile: u(refault), PageSize: 4096}
 	}
 	for _, tc := range []struct {
 		name, root string
 		node, pods signal.MemoryStat
 		podB       signal.MemoryStat
 	}{
-		{"v1 captured host", "cgroupv1-cgroupfs", v1(2277781504, 1516650496, 184123392, 9068544, 1215676416, 110870),
-			v1(540672, 0, 0, 0, 85741568, 132), v1(532480, 0, 0, 0, 56004608, 130)},
-		{"v2 systemd", "cgroupv2-systemd", v2(1024*mib, 2048*mib, 1536*mib), v2(512*mib, 256*mib, 256*mib), v2(200*mib, 100*mib, 100*mib)},
-		{"v2 cgroupfs", "cgroupv2-cgroupfs", v2(1024*mib, 2048*mib, 1536*mib), v2(512*mib, 256*mib, 256*mib), v2(200*mib, 100*mib, 100*mib)},
+		{"v1 captured host", "cgroupv1-cgroupfs", v1(2277781504, 1516650496, 184123392, 9068544, 110870),
+			v1(540672, 0, 0, 0, 132), v1(532480, 0, 0, 0, 130)},
+		{"v2 systemd", "cgroupv2-systemd", v2(2048*mib, 1536*mib), v2(256*mib, 256*mib), v2(100*mib, 100*mib)},
+		{"v2 cgroupfs", "cgroupv2-cgroupfs", v2(2048*mib, 1536*mib), v2(256*mib, 256*mib), v2(100*mib, 100*mib)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &cgroupfs.Reader{Layout: detect(t, filepath.Join("testdata", tc.root)), PageSize: 4096}
@@ -121,8 +121,7 @@ func TestPodsMemoryStatWithoutPodsCgroupIsAnExpectedAbsence(t *testing.T) {
 // FuzzReclaimStat: whatever memory.stat parses to, every field ReclaimStat sets is the value of one of
 // its keys, and a field is nil only when none of its keys is in the file.
 func FuzzReclaimStat(f *testing.F) {
-	f.Add("total_active_file 10\ntotal_inactive_file 20\ntotal_dirty 3\nrss 1\ntotal_rss 4\ntotal_shmem 2\n", true)
-	f.Add("anon 4\nanon_thp 2\nshmem 1\n", false)
+	f.Add("total_active_file 10\ntotal_inactive_file 20\ntotal_dirty 3\n", true)
 	f.Add("active_file 10\nworkingset_activate 7\nworkingset_activate_file 8\n", false)
 	f.Add("file_dirty x\n", false)
 	f.Fuzz(func(t *testing.T, in string, isV1 bool) {
@@ -151,13 +150,10 @@ func FuzzReclaimStat(f *testing.F) {
 		check("ActiveFile", got.ActiveFile, "active_file")
 		check("WorkingsetRefaultFile", got.WorkingsetRefaultFile, "workingset_refault_file", "workingset_refault")
 		check("WorkingsetActivateFile", got.WorkingsetActivateFile, "workingset_activate_file", "workingset_activate")
-		check("Shmem", got.Shmem, "shmem")
 		if isV1 {
 			check("Dirty", got.Dirty, "dirty")
-			check("Anon", got.Anon, "rss")
 		} else {
 			check("Dirty", got.Dirty, "file_dirty")
-			check("Anon", got.Anon, "anon")
 		}
 	})
 }

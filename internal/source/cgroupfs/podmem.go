@@ -18,7 +18,7 @@ type podScratch struct {
 // list returns every key of k, each field's keys in preference order, fields in MemoryStat's order.
 func (k statKeys) list() []string {
 	var out []string
-	for _, f := range [][]string{k.activeFile, k.inactiveFile, k.dirty, k.writeback, k.shmem, k.anon, k.refault, k.activate} {
+	for _, f := range [][]string{k.activeFile, k.inactiveFile, k.dirty, k.writeback, k.shmem, k.refault, k.activate} {
 		out = append(out, f...)
 	}
 	return out
@@ -63,7 +63,7 @@ func (p *podScratch) podMemory(l Layout, rel string, pageSize uint64) (uint64, s
 		return 0, signal.MemoryStat{}, &parse.Error{Path: statPath, Value: k.inactiveFile[0], Err: parse.ErrMissing}
 	}
 	ms := signal.MemoryStat{ActiveFile: picked(k.activeFile), InactiveFile: inactive, Dirty: picked(k.dirty),
-		Writeback: picked(k.writeback), Shmem: picked(k.shmem), Anon: picked(k.anon), WorkingsetRefaultFile: picked(k.refault),
+		Writeback: picked(k.writeback), Shmem: picked(k.shmem), WorkingsetRefaultFile: picked(k.refault),
 		WorkingsetActivateFile: picked(k.activate), PageSize: pageSize}
 	return Memory{Usage: usage, InactiveFile: *inactive}.WorkingSet(), ms, nil
 }

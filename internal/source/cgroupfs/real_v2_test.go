@@ -2,18 +2,11 @@ package cgroupfs_test
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs"
 	"github.com/kube-pressure/pressure/internal/source/cgroupfs/cgrouptest"
@@ -166,43 +159,4 @@ func TestRealV2MemoryEventsCountTheOOMKill(t *testing.T) {
 	if _, err := l.MemoryEvents(filepath.Join(pod, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("MemoryEvents of a missing cgroup: %v, want fs.ErrNotExist", err)
 	}
-}
-
-// TestRealV2PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreReclaimedAndReadBack is the
-// v1 test of the same name on the guest's cgroup v2: a shell writes a 128 MiB file on the guest's disk
-// from the pod cgroup and reads it in a loop; three memory.reclaim writes of 48 MiB (the rung's v2
-// mechanism) drop its pages while it reads them back, and anon + shmem (memory.stat's anon and shmem)
-// must hold still.
-func TestRealV2PodUsageOtherThanFilePagesByMemoryStatHoldsStillWhileItsPagesAreReclaimedAndReadBack(t *testing.T) {
-	const uid = "1a1b1c1d-2222-3333-4444-888888888888"
-	l, podDir := v2Pod(t, uid, 512*mib)
-	file := filepath.Join(cgrouptest.GuestDisk(t), cgrouptest.RandomName("pressure-nonfile")+".dat")
-	t.Cleanup(func() { os.Remove(file) })
-	sh := exec.Command("sh", "-c", fmt.Sprintf("echo $$ > %s/cgroup.procs && dd if=/dev/zero of=%s bs=1M count=128 2>/dev/null && "+
-		"busybox sync && while :; do cat %s > /dev/null; done", podDir, file, file))
-	sh.Stderr = os.Stderr
-	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = unix.Kill(-sh.Process.Pid, unix.SIGKILL); _ = sh.Wait() }) // the shell and its cat
-	usage := readingPodUsage(t, filepath.Join(podDir, "memory.current"), 120*mib, time.Minute)
-	reclaim := func() error {
-		for range 3 {
-			time.Sleep(300 * time.Millisecond)
-			// A raw write: through an os.File the poller can wait forever after EAGAIN (internal/reclaim's
-			// writeInterruptible). EAGAIN is a partial reclaim (the pages read back at once), not an error here.
-			fd, err := unix.Open(filepath.Join(podDir, "memory.reclaim"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return err
-			}
-			_, err = unix.Write(fd, []byte(strconv.Itoa(48*mib)))
-			unix.Close(fd)
-			if err != nil && !errors.Is(err, unix.EAGAIN) {
-				return fmt.Errorf("memory.reclaim: %w", err)
-			}
-		}
-		return nil
-	}
-	checkNonFileHoldsStill(t, &cgroupfs.Reader{Layout: l}, uid, usage, 100*mib, reclaim)
 }
