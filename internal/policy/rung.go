@@ -162,6 +162,9 @@ func (st *State) reclaimRung(now time.Time, in Input, snap signal.Snapshot, ests
 			o.Available = v.NonReclaimable
 			snap.Observations[sig] = o
 		}
+		if grows[sig].dying() != "" {
+			st.flightKills(now, *v, in.Pods, cfg, p)
+		}
 	}
 	return snap
 }
