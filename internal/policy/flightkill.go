@@ -20,14 +20,7 @@ func (st *State) flightKills(now time.Time, v ReclaimView, pods []Pod, cfg Confi
 	if cfg.KillLead <= 0 || cfg.DryRun || !v.KubeletKnown || v.WorkingSet <= v.Kubelet {
 		return
 	}
-	lead := cfg.EvictionLead
-	if lead <= 0 {
-		lead = DefaultEvictionLead
-	}
-	fall := 0.0
-	if prev, cur := st.wsLast[v.Signal].lastTwo(); cur.Time.After(prev.Time) && prev.Available > cur.Available {
-		fall = float64(prev.Available-cur.Available) / cur.Time.Sub(prev.Time).Seconds()
-	}
+	fall := st.wsFall(v.Signal)
 	byUID := make(map[string]Pod, len(pods))
 	for _, q := range pods {
 		byUID[q.Candidate.UID] = q
@@ -41,7 +34,7 @@ func (st *State) flightKills(now time.Time, v ReclaimView, pods []Pod, cfg Confi
 		f := st.flights[uid]
 		q, listed := byUID[uid]
 		grows := st.podGrowth(uid, cfg.Reclaim)
-		if !listed || f.killing || !f.memKnown || now.Sub(f.since) > lead || grows <= 0 {
+		if !listed || f.killing || !f.explainsGrowth(now, cfg) || grows <= 0 {
 			continue
 		}
 		rate := max(grows, fall)

@@ -72,10 +72,6 @@ func (st *State) growthOf(now time.Time, v ReclaimView, cfg Config) growth {
 	if r, ok := st.nfLast[v.Signal].rise(cfg.Reclaim.MinRateSpan); ok && r < 0 {
 		g.scope = -r
 	}
-	lead := cfg.EvictionLead
-	if lead <= 0 {
-		lead = DefaultEvictionLead
-	}
 	uids := make([]string, 0, len(st.podNF))
 	for uid := range st.podNF {
 		uids = append(uids, uid)
@@ -83,13 +79,33 @@ func (st *State) growthOf(now time.Time, v ReclaimView, cfg Config) growth {
 	sort.Strings(uids) // a float sum in a fixed order
 	for _, uid := range uids {
 		r := st.podGrowth(uid, cfg.Reclaim)
-		if f, ok := st.flights[uid]; ok && f.memKnown && now.Sub(f.since) <= lead {
+		if f, ok := st.flights[uid]; ok && f.explainsGrowth(now, cfg) {
 			g.inFlight += r
 		} else {
 			g.pods += r
 		}
 	}
 	return g
+}
+
+// explainsGrowth reports whether the flight counts as in flight for the growth rule at now: measured when
+// it started, and within the eviction lead of its start (growthOf).
+func (f flight) explainsGrowth(now time.Time, cfg Config) bool {
+	lead := cfg.EvictionLead
+	if lead <= 0 {
+		lead = DefaultEvictionLead
+	}
+	return f.memKnown && now.Sub(f.since) <= lead
+}
+
+// wsFall is the raw working set's fall rate of sig from its last step to this one (bytes/s; 0 when it
+// did not fall): what the kubelet sees coming now, where a growth rate over the rate span is diluted.
+func (st *State) wsFall(sig signal.Signal) float64 {
+	prev, cur := st.wsLast[sig].lastTwo()
+	if !cur.Time.After(prev.Time) || prev.Available <= cur.Available {
+		return 0
+	}
+	return float64(prev.Available-cur.Available) / cur.Time.Sub(prev.Time).Seconds()
 }
 
 // growths returns each view's growth at now: computed once per step, for the rung (rungStep) and the

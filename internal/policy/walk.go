@@ -223,10 +223,7 @@ func (st *State) kubeletKill(v victim, p *Plan, cfg Config) (Kill, bool) {
 	// The growth's rate is over a second or more; the working set's fall since the last step is what the
 	// kubelet sees coming now (a hog that starts slowly and then at full speed: on the real node the growth
 	// read 4.8Mi/s where the working set then fell 256Mi/s).
-	rate := float64(t.GrowthRate)
-	if prev, cur := st.wsLast[sig].lastTwo(); cur.Time.After(prev.Time) && prev.Available > cur.Available {
-		rate = max(rate, float64(prev.Available-cur.Available)/cur.Time.Sub(prev.Time).Seconds())
-	}
+	rate := max(float64(t.GrowthRate), st.wsFall(sig))
 	eta := time.Duration(float64(max(0, vw.WorkingSet-vw.Kubelet)) / rate * float64(time.Second))
 	if eta > cfg.KillLead {
 		return Kill{}, false
