@@ -113,7 +113,7 @@ func (a *Agent) read(now time.Time, trigger string) signal.Snapshot {
 	why := "wake-up"
 	if trigger == TriggerPeriodic {
 		snap, err = a.Source.ReadNode(now)
-		why = a.st.policy.PodStatsDue(now, snap.Observations, snap.PSI, a.st.watch, a.st.podsAt, a.Settings.PodStatsMaxAge)
+		why = a.st.policy.PodStatsDue(now, snap, a.Settings.Config, a.st.watch, a.st.podsAt, a.Settings.PodStatsMaxAge)
 	}
 	if why == "" {
 		a.Metrics.podStatsReads.WithLabelValues("reused").Inc()

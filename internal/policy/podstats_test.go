@@ -66,7 +66,56 @@ func TestPodStatsDue(t *testing.T) {
 			if tc.noWatch {
 				w = nil
 			}
-			if got := tc.st.PodStatsDue(t0, tc.obs, tc.psi, w, tc.last, tc.maxAge); got != tc.want {
+			snap := signal.Snapshot{Observations: tc.obs, PSI: tc.psi}
+			if got := tc.st.PodStatsDue(t0, snap, DefaultConfig(), w, tc.last, tc.maxAge); got != tc.want {
+				t.Errorf("PodStatsDue = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodStatsDueReclaimAware: policy ReclaimAware acts on the non-reclaimable estimate, so the pods
+// cgroup's refaults and the estimate's nearness make a sync read the pods, while the working set is far.
+func TestPodStatsDueReclaimAware(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC)
+	const mi = 1 << 20
+	watch := []Watch{{Signal: signal.AllocatableMemoryAvailable, Value: 456 * mi, Capacity: 2 << 30}}
+	far := map[signal.Signal]signal.Observation{signal.AllocatableMemoryAvailable: {Available: 1977 * mi, Capacity: 2 << 30}}
+	stat := func(active, inactive, refaults uint64) *signal.MemoryStat {
+		return &signal.MemoryStat{ActiveFile: signal.Uint64(active), InactiveFile: signal.Uint64(inactive), Dirty: signal.Uint64(0),
+			Writeback: signal.Uint64(0), WorkingsetRefaultFile: signal.Uint64(refaults), PageSize: 4096}
+	}
+	// windowed is a state whose pods window holds a sample of refaults pages taken a second before t0.
+	windowed := func(refaults uint64) State {
+		var st State
+		st.windows = map[string]rateWindow{scopePods: {cur: sampleOf(stat(0, 1900*mi, refaults), t0.Add(-time.Second))}}
+		return st
+	}
+	reclaimAware := DefaultConfig()
+	reclaimAware.Policy = ReclaimAware
+	last := t0.Add(-10 * time.Second)
+	for _, tc := range []struct {
+		name string
+		st   State
+		cfg  Config
+		pods *signal.MemoryStat
+		want string
+	}{
+		{"a thrasher refaulting 200Mi/s with its working set far: read", windowed(0), reclaimAware,
+			stat(0, 1900*mi, 200*mi/4096), PodStatsRefaults},
+		{"refaults below the rate, inactive cache far from the threshold: reused", windowed(0), reclaimAware,
+			stat(0, 1900*mi, 100), ""},
+		{"the same refaults under policy pressure: reused (it acts on the working set)", windowed(0), DefaultConfig(),
+			stat(0, 1900*mi, 200*mi/4096), ""},
+		{"no window yet: no rate, the estimate without refaults is far: reused", State{}, reclaimAware,
+			stat(0, 1900*mi, 200*mi/4096), ""},
+		{"dirty cache puts the estimate near the threshold: read", windowed(0), reclaimAware,
+			func() *signal.MemoryStat { s := stat(0, 1900*mi, 0); s.Dirty = signal.Uint64(1200 * mi); return s }(), PodStatsNearEstimate},
+		{"no pods memory.stat: reused", windowed(0), reclaimAware, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := signal.Snapshot{Observations: far, PodsMemory: tc.pods}
+			if got := tc.st.PodStatsDue(t0, snap, tc.cfg, watch, last, time.Minute); got != tc.want {
 				t.Errorf("PodStatsDue = %q, want %q", got, tc.want)
 			}
 		})

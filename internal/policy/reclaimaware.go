@@ -60,6 +60,49 @@ type podReclaim struct {
 	known     bool
 	rate      float64
 	rateKnown bool
+	// unmeasured: the pod holds file pages and its memory.stat counts refaults, but its refault rate is
+	// not measured yet (its first sample, or samples less than ReclaimConfig.MinRateSpan apart).
+	unmeasured bool
+}
+
+// firstUnmeasured returns the first pod (by namespace/name, then UID) whose refault rate is not measured
+// yet although it holds file pages, or nil.
+func firstUnmeasured(ests []podReclaim) *PodRef {
+	var out *PodRef
+	for i := range ests {
+		r := ests[i].ref
+		if ests[i].unmeasured && (out == nil || r.String() < out.String() || (r.String() == out.String() && r.UID < out.UID)) {
+			out = &ests[i].ref
+		}
+	}
+	return out
+}
+
+// waitForPodRates makes a view that would act on the estimate alone act on the working set instead while
+// its scope refaults at ReclaimConfig.RefaultRate or more and a pod's refault rate is not measured yet
+// (unmeasured): the estimate takes the scope's refaults off its reclaimable cache, but the ranking would
+// take that pod's cache as reclaimable and its usage as small. A thrasher whose stats were first read
+// when its refaults began was ranked below the quiet pod beside it, which was evicted (the real node). The
+// wait is one rate span (ReclaimConfig.MinRateSpan) of the pod's samples; the working set is far from the
+// kubelet's threshold (else the backstop acts) and nothing stalls (else it is confirmed), so it costs
+// nothing the kernel would take.
+func waitForPodRates(v ReclaimView, unmeasured *PodRef, cfg ReclaimConfig) ReclaimView {
+	if unmeasured == nil || !v.Known || v.Confirmed || !v.RefaultKnown || v.RefaultRate < float64(cfg.RefaultRate) {
+		return v
+	}
+	v.Known, v.Estimate = false, Reclaim{}
+	v.NonReclaimable, v.Effective = v.WorkingSet, v.WorkingSet
+	v.Why = fmt.Sprintf("the %s scope refaults %s/s and the refault rate of %s, which holds file pages, is not measured yet: "+
+		"the ranking could not say which pod refaults", scopeOfView(v), threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured)
+	return v
+}
+
+// scopeOfView names the scope a memory signal's estimate is taken from.
+func scopeOfView(v ReclaimView) string {
+	if v.Signal == signal.AllocatableMemoryAvailable {
+		return scopePods
+	}
+	return scopeNode
 }
 
 // reclaimView returns the snapshot policy ReclaimAware acts on (each memory signal's Available replaced
@@ -85,12 +128,24 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 			"refault rates, measured while it ran, restart")
 	}
 	live := map[string]bool{scopeNode: true, scopePods: true}
+	var node ReclaimView
+	node.PSIScope, node.SomeAvg10, node.FullAvg10, node.PSIKnown = memoryPSI(snap.PSI, false)
+	low := psiLow(node, cfg)
+	podsOut := make([]Pod, len(pods))
+	ests := make([]podReclaim, len(pods))
+	for i, pod := range pods {
+		live[pod.Candidate.UID] = true
+		podsOut[i] = pod
+		st.recordPodGrowth(pod.Candidate, now, cfg)
+		podsOut[i].Candidate, ests[i] = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
+	}
+	unmeasured := firstUnmeasured(ests)
 	for _, sig := range []signal.Signal{signal.AllocatableMemoryAvailable, signal.MemoryAvailable} {
 		o, ok := snap.Observations[sig]
 		if !ok {
 			continue
 		}
-		v := st.view(now, sig, o, snap, cfg)
+		v := waitForPodRates(st.view(now, sig, o, snap, cfg), unmeasured, cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
 		st.recordGrowth(v, o.Time, cfg)
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
@@ -109,17 +164,6 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		out.Observations[sig] = o
 		p.Reclaim = append(p.Reclaim, v)
 		p.tr().add(KindReclaim, string(sig), describeView(v, cfg))
-	}
-	var node ReclaimView
-	node.PSIScope, node.SomeAvg10, node.FullAvg10, node.PSIKnown = memoryPSI(snap.PSI, false)
-	low := psiLow(node, cfg)
-	podsOut := make([]Pod, len(pods))
-	ests := make([]podReclaim, len(pods))
-	for i, pod := range pods {
-		live[pod.Candidate.UID] = true
-		podsOut[i] = pod
-		st.recordPodGrowth(pod.Candidate, now, cfg)
-		podsOut[i].Candidate, ests[i] = st.nonReclaimablePod(now, pod.Candidate, low, cfg)
 	}
 	for k := range st.windows {
 		if !live[k] {
@@ -277,6 +321,8 @@ func (st *State) nonReclaimablePod(now time.Time, c rank.Candidate, psiLow bool,
 	}
 	r := st.rates(at, c.UID, c.Stats.Memory, cfg)
 	pr.rate, pr.rateKnown = r.refault, r.refaultKnown
+	m := c.Stats.Memory
+	pr.unmeasured = !r.refaultKnown && m.WorkingsetRefaultFile != nil && m.FileKnown() && *m.ActiveFile+*m.InactiveFile > 0
 	if r.activateKnown {
 		pr.rate, pr.rateKnown = r.activate, true
 	}
