@@ -97,6 +97,29 @@ func waitForPodRates(v ReclaimView, unmeasured *PodRef, cfg ReclaimConfig) Recla
 	return v
 }
 
+// readingBack makes a view that PSI and the refaults confirm not confirmed while its signal's last reclaim
+// of the rung was planned less than ReclaimAction.Settle + RefaultWindow ago: the reclaimed pages are read
+// back (a pod that reads its file in a loop does so at once), and those refaults and their stalls are the
+// reclaim's doing, within the refault window and PSI's avg10. Confirmed, the policy would act on the
+// working set the reclaim is holding up and evict the reader (make test's looping-reader case on the real
+// node, once: node PSI full 5.97% during the hold). Real pressure still acts meanwhile: refaulted cache is
+// not reclaimable in the estimate, an anonymous hog lowers it, and the backstop acts below the kubelet's
+// threshold.
+func (st *State) readingBack(now time.Time, v ReclaimView, cfg ReclaimConfig) ReclaimView {
+	last, ok := st.lastReclaim[v.Signal]
+	if !v.Confirmed || !ok || !now.Before(last.Add(cfg.Action.Settle+cfg.RefaultWindow)) {
+		return v
+	}
+	v.Confirmed, v.Effective = false, v.NonReclaimable
+	why := fmt.Sprintf("stalls and refaults within %s of the reclaim at %s are its pages read back: not confirmed",
+		cfg.Action.Settle+cfg.RefaultWindow, stamp(last))
+	if v.Why != "" {
+		why = v.Why + "; " + why
+	}
+	v.Why = why
+	return v
+}
+
 // scopeOfView names the scope a memory signal's estimate is taken from.
 func scopeOfView(v ReclaimView) string {
 	if v.Signal == signal.AllocatableMemoryAvailable {
@@ -145,7 +168,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		if !ok {
 			continue
 		}
-		v := waitForPodRates(st.view(now, sig, o, snap, cfg), unmeasured, cfg)
+		v := st.readingBack(now, waitForPodRates(st.view(now, sig, o, snap, cfg), unmeasured, cfg), cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
 		st.recordGrowth(v, o.Time, cfg)
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
