@@ -78,22 +78,31 @@ func firstUnmeasured(ests []podReclaim) *PodRef {
 	return out
 }
 
-// waitForPodRates makes a view that would act on the estimate alone act on the working set instead while
-// its scope refaults at ReclaimConfig.RefaultRate or more and a pod's refault rate is not measured yet
-// (unmeasured): the estimate takes the scope's refaults off its reclaimable cache, but the ranking would
-// take that pod's cache as reclaimable and its usage as small. A thrasher whose stats were first read
-// when its refaults began was ranked below the quiet pod beside it, which was evicted (the real node). The
-// wait is one rate span (ReclaimConfig.MinRateSpan) of the pod's samples; the working set is far from the
-// kubelet's threshold (else the backstop acts) and nothing stalls (else it is confirmed), so it costs
-// nothing the kernel would take.
-func waitForPodRates(v ReclaimView, unmeasured *PodRef, cfg ReclaimConfig) ReclaimView {
-	if unmeasured == nil || !v.Known || v.Confirmed || !v.RefaultKnown || v.RefaultRate < float64(cfg.RefaultRate) {
+// waitForPodRates takes the scope's refaults as 0 in a view not confirmed while the scope refaults at
+// ReclaimConfig.RefaultRate or more and a pod's refault rate is not measured yet (unmeasured): the
+// estimate would take the scope's refaults off its reclaimable cache, but the ranking would take that
+// pod's cache as reclaimable and its usage as small. A thrasher whose stats were first read when its
+// refaults began was ranked below the quiet pod beside it, which was evicted (the real node). The wait is
+// one rate span (ReclaimConfig.MinRateSpan) of the pod's samples, and it defers only what the refaults
+// decide: an anonymous hog still lowers the estimate, and the backstop still acts on the working set.
+func waitForPodRates(v ReclaimView, o signal.Observation, unmeasured *PodRef, cfg ReclaimConfig) ReclaimView {
+	if unmeasured == nil || !v.Known || v.Confirmed || !v.RefaultKnown || v.RefaultRate < float64(cfg.RefaultRate) ||
+		v.Estimate.Refaulted == 0 {
 		return v
 	}
-	v.Known, v.Estimate = false, Reclaim{}
-	v.NonReclaimable, v.Effective = v.WorkingSet, v.WorkingSet
-	v.Why = fmt.Sprintf("the %s scope refaults %s/s and the refault rate of %s, which holds file pages, is not measured yet: "+
-		"the ranking could not say which pod refaults", scopeOfView(v), threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured)
+	e := v.Estimate
+	e.Refaulted = 0
+	e.Reclaimable = max(0, e.File-e.Dirty-e.Writeback)
+	v.Estimate = e
+	v.NonReclaimable = min(o.Capacity, o.Available+e.Gain())
+	v.Effective = v.NonReclaimable
+	why := fmt.Sprintf("the %s scope refaults %s/s, but the refault rate of %s, which holds file pages, is not measured yet: "+
+		"refaulted taken as 0 until it is, since the ranking could not say which pod refaults", scopeOfView(v),
+		threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured)
+	if v.Why != "" {
+		why = v.Why + "; " + why
+	}
+	v.Why = why
 	return v
 }
 
@@ -168,7 +177,7 @@ func (st *State) reclaimView(now time.Time, snap signal.Snapshot, pods []Pod, ku
 		if !ok {
 			continue
 		}
-		v := st.readingBack(now, waitForPodRates(st.view(now, sig, o, snap, cfg), unmeasured, cfg), cfg)
+		v := st.readingBack(now, waitForPodRates(st.view(now, sig, o, snap, cfg), o, unmeasured, cfg), cfg)
 		v.Kubelet, v.KubeletKnown = kubelet[sig]
 		st.recordGrowth(v, o.Time, cfg)
 		v.Backstop = v.Known && v.KubeletKnown && v.WorkingSet < v.Kubelet+cfg.KubeletMargin
