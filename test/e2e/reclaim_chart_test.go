@@ -40,10 +40,10 @@ func TestChartReclaimRungKeepsThePageCachePodAndEvictsTheHog(t *testing.T) {
 // The same with a reader that reads its file in a loop and the chart's horizon, and the cgroup-kill rung
 // (agent.cgroupKill.enabled): the reader reads back every page the rung reclaims, so the rung has had its
 // chance most of the time and the backstop without it holds; the hog's anonymous growth beside it is
-// growth, not the pages read back, and the agent evicts the hog alone and kills it on the node, because
-// its 256Mi/s takes the working set from about 235Mi to below the kubelet's 200Mi in about 0.15 s while
-// the kubelet needs 0.4 to 1.3 s to stop an evicted pod: without the kill the kubelet evicted the reader
-// in 6 of 9 such runs (docs/benchmarks.md), with it in none of 3.
+// growth, not the pages read back, and the agent evicts the hog alone and kills it on the node when its
+// growth takes the working set to the kubelet's 200Mi within the kill lead: at 256Mi/s from about 235Mi
+// that is about 0.15 s, while the kubelet needs 0.4 to 1.3 s to stop an evicted pod; without the kill
+// the kubelet evicted the reader in 6 of 9 such runs (docs/benchmarks.md), with it in none of 3.
 func TestChartReclaimRungKeepsALoopingReaderAndEvictsTheHog(t *testing.T) {
 	e := requireNode(t)
 	c := reclaimContender{name: "rung + cgroup kill", chart: true, rung: true, set: append(rungValues(),
@@ -51,8 +51,27 @@ func TestChartReclaimRungKeepsALoopingReaderAndEvictsTheHog(t *testing.T) {
 	r := runReclaimCase(t, e, c, reclaimScenario{name: "cache read in a loop 260Mi above", target: 260 * mib, loop: true},
 		reclaimHoldFromEnv(t))
 	requireReaderKeptAndHogEvicted(t, r)
-	if !strings.Contains(r.hogEvict, `"killed":true`) {
-		t.Errorf("the hog's eviction line %q: want it killed on the node too (the kubelet's threshold was closer than the eviction)", r.hogEvict)
+	requireKilledWhenPlanned(t, r.hogEvict)
+}
+
+// requireKilledWhenPlanned checks the kill rung on the hog's evict line: a decision that planned the kill
+// (the working set would reach the kubelet's threshold within the kill lead) must have killed it. A hog
+// seen early in its growth projects the kubelet's threshold further away than the lead and is evicted
+// without the kill (make test, 2026-12-07 10:07: 15.7Mi/s over the rate span, 3.5 s away); whether that
+// was safe is what requireReaderKeptAndHogEvicted checks (the kubelet evicted nothing, no OOM kill).
+func requireKilledWhenPlanned(t *testing.T, evict string) {
+	t.Helper()
+	planned := strings.Contains(evict, "within the kill lead")
+	killed := strings.Contains(evict, `"killed":true`)
+	switch {
+	case planned && !killed:
+		t.Errorf("the hog's eviction line %q: the decision planned the kill on the node, but the hog was not killed", evict)
+	case !planned && killed:
+		t.Errorf("the hog's eviction line %q: killed on the node without a planned kill", evict)
+	case planned:
+		t.Logf("the hog was killed on the node with its eviction (the kubelet's threshold was within the kill lead)")
+	default:
+		t.Logf("the hog was evicted without the kill: the kubelet's threshold was further away than the kill lead")
 	}
 }
 
