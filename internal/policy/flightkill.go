@@ -42,8 +42,7 @@ func (st *State) flightKills(now time.Time, v ReclaimView, pods []Pod, cfg Confi
 		if eta > cfg.KillLead {
 			continue
 		}
-		c := q.Candidate
-		k := Kill{Pod: PodRef{UID: uid, Namespace: c.Namespace, Name: c.Name}, Signal: v.Signal, ETA: eta}
+		k := Kill{Pod: candidateRef(q.Candidate), Signal: v.Signal, ETA: eta}
 		p.Kills = append(p.Kills, k)
 		f.killing = true
 		st.flights[uid] = f

@@ -98,18 +98,15 @@ func (st State) peekRates(now time.Time, scope string, stat *signal.MemoryStat, 
 // PSI or the backstop; signals without a memory.stat are left out.
 func (st State) estimated(now time.Time, snap signal.Snapshot, cfg ReclaimConfig) map[signal.Signal]signal.Observation {
 	out := map[signal.Signal]signal.Observation{}
-	for sig, scope := range map[signal.Signal]string{signal.MemoryAvailable: scopeNode, signal.AllocatableMemoryAvailable: scopePods} {
+	for _, sig := range []signal.Signal{signal.MemoryAvailable, signal.AllocatableMemoryAvailable} {
 		o, ok := snap.Observations[sig]
-		stat := snap.NodeMemory
-		if scope == scopePods {
-			stat = snap.PodsMemory
-		}
+		scope, stat := scopeOf(sig, snap)
 		if !ok || stat == nil {
 			continue
 		}
 		r := st.peekRates(now, scope, stat, cfg)
 		if est, ok := EstimateReclaim(stat, r.refault, cfg.RefaultWindow); ok {
-			o.Available = min(o.Capacity, o.Available+est.Gain())
+			o.Available = nonReclaimableAvailable(o, est)
 			out[sig] = o
 		}
 	}

@@ -167,10 +167,7 @@ func (st *State) gone(pods []Pod) string {
 // view assesses one memory signal: its scope's estimate, PSI and refault rates.
 func (st *State) view(now time.Time, sig signal.Signal, o signal.Observation, snap signal.Snapshot, cfg ReclaimConfig) ReclaimView {
 	v := ReclaimView{Signal: sig, WorkingSet: o.Available, NonReclaimable: o.Available, Effective: o.Available}
-	scope, stat := scopeNode, snap.NodeMemory
-	if sig == signal.AllocatableMemoryAvailable {
-		scope, stat = scopePods, snap.PodsMemory
-	}
+	scope, stat := scopeOf(sig, snap)
 	v.PSIScope, v.SomeAvg10, v.FullAvg10, v.PSIKnown = memoryPSI(snap.PSI, sig == signal.AllocatableMemoryAvailable)
 	if stat == nil {
 		v.Why = "no memory.stat of the " + scope + " scope"
@@ -195,13 +192,28 @@ func (st *State) view(now time.Time, sig signal.Signal, o signal.Observation, sn
 	case !r.refaultKnown:
 		v.Why = "refault rate not measured yet, PSI below the thresholds: refaulted taken as 0"
 	}
-	v.NonReclaimable = min(o.Capacity, o.Available+est.Gain())
+	v.NonReclaimable = nonReclaimableAvailable(o, est)
 	v.Confirmed = !restarting && confirmed(v, cfg)
 	v.Effective = v.NonReclaimable
 	if v.Confirmed {
 		v.Effective = min(v.WorkingSet, v.NonReclaimable)
 	}
 	return v
+}
+
+// scopeOf returns the scope a memory signal's estimate is taken from (the node, or the pods cgroup for
+// allocatableMemory.available) and that scope's memory.stat in snap (nil when not read).
+func scopeOf(sig signal.Signal, snap signal.Snapshot) (string, *signal.MemoryStat) {
+	if sig == signal.AllocatableMemoryAvailable {
+		return scopePods, snap.PodsMemory
+	}
+	return scopeNode, snap.NodeMemory
+}
+
+// nonReclaimableAvailable is o's available amount on the estimate est: capacity − (usage − reclaimable),
+// the kubelet's value plus est's gain, at most the capacity.
+func nonReclaimableAvailable(o signal.Observation, est Reclaim) int64 {
+	return min(o.Capacity, o.Available+est.Gain())
 }
 
 // restarting reports a refault rate not measured yet because the windows restarted when a pod in flight

@@ -40,10 +40,11 @@ func waitForPodRates(v ReclaimView, o signal.Observation, unmeasured *PodRef, cf
 	e.Refaulted = 0
 	e.Reclaimable = max(0, e.File-e.Dirty-e.Writeback)
 	v.Estimate = e
-	v.NonReclaimable = min(o.Capacity, o.Available+e.Gain())
+	v.NonReclaimable = nonReclaimableAvailable(o, e)
 	v.Effective = v.NonReclaimable
+	scope, _ := scopeOf(v.Signal, signal.Snapshot{})
 	why := fmt.Sprintf("the %s scope refaults %s/s, but the refault rate of %s, which holds file pages, is not measured yet: "+
-		"refaulted taken as 0 until it is, since the ranking could not say which pod refaults", scopeOfView(v),
+		"refaulted taken as 0 until it is, since the ranking could not say which pod refaults", scope,
 		threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured)
 	if v.Why != "" {
 		why = v.Why + "; " + why
@@ -73,12 +74,4 @@ func (st *State) readingBack(now time.Time, v ReclaimView, cfg ReclaimConfig) Re
 	}
 	v.Why = why
 	return v
-}
-
-// scopeOfView names the scope a memory signal's estimate is taken from.
-func scopeOfView(v ReclaimView) string {
-	if v.Signal == signal.AllocatableMemoryAvailable {
-		return scopePods
-	}
-	return scopeNode
 }
