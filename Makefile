@@ -54,8 +54,10 @@ test-vm: k8s-bins node-deps vm-deps ## the cgroup v2 guest tier alone (qemu: the
 RUN ?=
 PKG ?= ./...
 N   ?= 5
+# $(value RUN) passes the pattern as typed: $(RUN) would expand make's own $ in it (RUN='^TestA$/sub'
+# became ^TestAsub and ran nothing).
 flake-check: ## run the tests RUN of PKG N times (go test -count=1 each), never stopping early; report each run and the tally
-	@TEST_TIMEOUT=$(TEST_TIMEOUT) GO=$(GO) hack/flake-check.sh '$(RUN)' '$(PKG)' '$(N)'
+	@TEST_TIMEOUT=$(TEST_TIMEOUT) GO=$(GO) hack/flake-check.sh '$(value RUN)' '$(value PKG)' '$(N)'
 
 EPISODES    ?= 10
 SEED        ?= $(shell date +%s)

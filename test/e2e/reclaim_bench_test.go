@@ -3,8 +3,8 @@ package e2e
 // The reclaim benchmark of docs/benchmarks.md ("Reclaim-aware policy"): issue 33's page-cache case for
 // every contender side by side, interleaved, on the package node. Opt-in (it takes about three minutes
 // per run): PRESSURE_RECLAIM_BENCH=<runs per contender and scenario>, PRESSURE_RECLAIM_HOLD the hold
-// (default one minute; the issue's target is ten), PRESSURE_RECLAIM_BENCH_KUBELET_HARD the kubelet's hard
-// memory thresholds (default the node's 200Mi; the issue's target is 100Mi).
+// (default reclaimHold, 30 s; the issue's target is ten minutes), PRESSURE_RECLAIM_BENCH_KUBELET_HARD the
+// kubelet's hard memory thresholds (default the node's 200Mi; the issue's target is 100Mi).
 
 import (
 	"context"
