@@ -67,7 +67,7 @@ FAULT_CHANCE ?= 0.5
 FAULT_EPISODE ?= -1
 SOAK_OUT    ?=
 soak: k8s-bins helm-bin node-deps ## soak driver (bench/soak, docs/soak.md): EPISODES from SEED (FIRST: first episode; FAULTS: kinds or all/none; FAULT_CHANCE; FAULT_EPISODE: the only one with a fault; SOAK_OUT: artefacts) on the real node
-	PRESSURE_SOAK=1 SOAK_EPISODES=$(EPISODES) SOAK_SEED=$(SEED) SOAK_FIRST=$(FIRST) SOAK_FAULTS=$(FAULTS) SOAK_FAULT_CHANCE=$(FAULT_CHANCE) SOAK_FAULT_EPISODE=$(FAULT_EPISODE) SOAK_OUT=$(SOAK_OUT) \
+	SOAK_EPISODES=$(EPISODES) SOAK_SEED=$(SEED) SOAK_FIRST=$(FIRST) SOAK_FAULTS=$(FAULTS) SOAK_FAULT_CHANCE=$(FAULT_CHANCE) SOAK_FAULT_EPISODE=$(FAULT_EPISODE) SOAK_OUT=$(SOAK_OUT) \
 		$(GO) test -count=1 -v -timeout 0 -run '^TestSoak$$' ./bench/soak
 
 test-versions: k8s-bins ## every supported release: the differential test against each kubelet (builds each oracle once: 6-12 CPU-minutes each cold), the chart on each API server (builds the older kube-apiservers once) and the avoidance webhook on the v1.34 API server and scheduler
