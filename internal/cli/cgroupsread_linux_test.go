@@ -110,12 +110,16 @@ func TestTheLocalReadOfARealV1PodCgroup(t *testing.T) {
 	if d := int64(p.Usage) - int64(usage); d < -mib || d > mib {
 		t.Errorf("pod usage %d, memory.usage_in_bytes %d", p.Usage, usage)
 	}
-	if p.WorkingSet < 64*mib || p.WorkingSet > 96*mib || p.WorkingSet != p.Usage-p.InactiveFile {
-		t.Errorf("pod %+v: want a working set of 64-96 MiB (the hog's 64 MiB and its runtime), usage − inactive_file", p)
+	// The hog is this test binary: its runtime beside the 64 MiB is larger under -race (make test's race
+	// tier measured 96.4 MiB on 2026-12-07, where 96 MiB was the bound), so the bound leaves it 64 MiB.
+	// What the read must get right is checked exactly above and below: usage against the cgroup's own
+	// file, the working set as usage − inactive_file.
+	if p.WorkingSet < 64*mib || p.WorkingSet > 128*mib || p.WorkingSet != p.Usage-p.InactiveFile {
+		t.Errorf("pod %+v: want a working set of 64-128 MiB (the hog's 64 MiB and its runtime), usage − inactive_file", p)
 	}
 	a := got.AllocatableMemoryAvailable
-	if a == nil || a.Capacity != 512*mib || a.Available > 448*mib || a.Available < 416*mib {
-		t.Errorf("allocatableMemoryAvailable %+v, want capacity 512 MiB and available in [416, 448] MiB", a)
+	if a == nil || a.Capacity != 512*mib || a.Available > 448*mib || a.Available < 384*mib {
+		t.Errorf("allocatableMemoryAvailable %+v, want capacity 512 MiB and available in [384, 448] MiB", a)
 	}
 	if pc := got.PodsCgroup; pc == nil || pc.WorkingSet < p.WorkingSet {
 		t.Errorf("podsCgroup %+v, want at least the pod's working set %d", pc, p.WorkingSet)
