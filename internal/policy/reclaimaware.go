@@ -210,6 +210,12 @@ func scopeOf(sig signal.Signal, snap signal.Snapshot) (string, *signal.MemorySta
 	return scopeNode, snap.NodeMemory
 }
 
+// scopeName is the name of sig's scope (scopeOf without a snapshot).
+func scopeName(sig signal.Signal) string {
+	name, _ := scopeOf(sig, signal.Snapshot{})
+	return name
+}
+
 // nonReclaimableAvailable is o's available amount on the estimate est: capacity − (usage − reclaimable),
 // the kubelet's value plus est's gain, at most the capacity.
 func nonReclaimableAvailable(o signal.Observation, est Reclaim) int64 {

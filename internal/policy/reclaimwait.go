@@ -42,15 +42,9 @@ func waitForPodRates(v ReclaimView, o signal.Observation, unmeasured *PodRef, cf
 	v.Estimate = e
 	v.NonReclaimable = nonReclaimableAvailable(o, e)
 	v.Effective = v.NonReclaimable
-	scope, _ := scopeOf(v.Signal, signal.Snapshot{})
-	why := fmt.Sprintf("the %s scope refaults %s/s, but the refault rate of %s, which holds file pages, is not measured yet: "+
-		"refaulted taken as 0 until it is, since the ranking could not say which pod refaults", scope,
-		threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured)
-	if v.Why != "" {
-		why = v.Why + "; " + why
-	}
-	v.Why = why
-	return v
+	return v.addWhy(fmt.Sprintf("the %s scope refaults %s/s, but the refault rate of %s, which holds file pages, is not measured yet: "+
+		"refaulted taken as 0 until it is, since the ranking could not say which pod refaults", scopeName(v.Signal),
+		threshold.FormatQuantity(int64(v.RefaultRate), true), unmeasured))
 }
 
 // readingBack makes a view that PSI and the refaults confirm not confirmed while its signal's last reclaim
@@ -67,8 +61,12 @@ func (st *State) readingBack(now time.Time, v ReclaimView, cfg ReclaimConfig) Re
 		return v
 	}
 	v.Confirmed, v.Effective = false, v.NonReclaimable
-	why := fmt.Sprintf("stalls and refaults within %s of the reclaim at %s are its pages read back: not confirmed",
-		cfg.Action.Settle+cfg.RefaultWindow, stamp(last))
+	return v.addWhy(fmt.Sprintf("stalls and refaults within %s of the reclaim at %s are its pages read back: not confirmed",
+		cfg.Action.Settle+cfg.RefaultWindow, stamp(last)))
+}
+
+// addWhy returns v with why added to its reasons ("; " after those it has).
+func (v ReclaimView) addWhy(why string) ReclaimView {
 	if v.Why != "" {
 		why = v.Why + "; " + why
 	}
