@@ -143,10 +143,11 @@ func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, stre
 		defer close(stop)
 		go sampleEvery(sampler, o.localEvery, o.buf, stop)
 	}
-	first, err := o.fetch(ctx, cs, node)
+	first, missing, err := o.fetch(ctx, cs, node)
 	if err != nil {
 		return fmt.Errorf("first snapshot: %w", err) // nothing written
 	}
+	warned := o.warnStatsTimes(progress, node, missing, false)
 	if err := os.MkdirAll(o.out, 0o700); err != nil {
 		return err
 	}
@@ -175,7 +176,8 @@ func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, stre
 		case <-deadline.C:
 			return o.finish(streams, rec)
 		case now := <-tick.C:
-			err := o.snapshot(ctx, cs, node, now.UTC())
+			missing, err := o.snapshot(ctx, cs, node, now.UTC())
+			warned = o.warnStatsTimes(progress, node, missing, warned)
 			switch {
 			case err != nil && ctx.Err() != nil:
 				continue // interrupted while fetching: nothing half-written
@@ -190,27 +192,49 @@ func (o recordOptions) record(ctx context.Context, cs kubernetes.Interface, stre
 	}
 }
 
-// snapshot fetches one snapshot and writes it under its time.
-func (o recordOptions) snapshot(ctx context.Context, cs kubernetes.Interface, node string, at time.Time) error {
-	snap, err := o.fetch(ctx, cs, node)
-	if err != nil {
-		return err
-	}
-	return o.write(snap, at)
-}
-
-// fetch gets one snapshot of the node, redacted unless --no-redact.
-func (o recordOptions) fetch(ctx context.Context, cs kubernetes.Interface, node string) (*Snapshot, error) {
-	snap, err := FetchSnapshotTimeout(ctx, cs, node, o.timeout)
+// snapshot fetches one snapshot and writes it under its time; missing is fetch's.
+func (o recordOptions) snapshot(ctx context.Context, cs kubernetes.Interface, node string, at time.Time) (missing error, err error) {
+	snap, missing, err := o.fetch(ctx, cs, node)
 	if err != nil {
 		return nil, err
 	}
+	return missing, o.write(snap, at)
+}
+
+// fetch gets one snapshot of the node, redacted unless --no-redact, with the time of the kubelet's
+// node memory stats (FileStatsTimes). A kubelet that does not serve that time is not an error: the
+// snapshot is written without it, and missing says why.
+func (o recordOptions) fetch(ctx context.Context, cs kubernetes.Interface, node string) (snap *Snapshot, missing error, err error) {
+	snap, err = FetchSnapshotTimeout(ctx, cs, node, o.timeout)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !o.noRedact {
 		if err := snap.Redact(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return snap, nil
+	st, missing := fetchStatsTimes(ctx, cs, node, o.timeout)
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err() // interrupted: nothing half-written
+	}
+	if missing == nil {
+		if err := snap.SetStatsTimes(*st); err != nil {
+			return nil, nil, err
+		}
+	}
+	return snap, missing, nil
+}
+
+// warnStatsTimes says once, on progress, that snapshots go without FileStatsTimes; it returns whether
+// it has said so.
+func (o recordOptions) warnStatsTimes(progress io.Writer, node string, missing error, warned bool) bool {
+	if missing == nil || warned {
+		return warned
+	}
+	fmt.Fprintf(progress, "record %s: warning: %v: snapshots without %s go on (simulate then places the kubelet's "+
+		"loop from the Summary's whole seconds)\n", node, missing, FileStatsTimes)
+	return true
 }
 
 // write writes a snapshot under its time, atomically (a temporary directory renamed), so that an

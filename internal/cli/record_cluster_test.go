@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,7 +23,9 @@ import (
 )
 
 // answeringKubelet serves the seed snapshot's Summary and /configz; the third Summary waits 3 s.
-func answeringKubelet(t *testing.T) http.Handler {
+// /metrics/resource gives the node's memory a new time, 1.013 s later, at each call, until noMetrics is
+// set; then it is not found, as on a kubelet that does not serve it.
+func answeringKubelet(t *testing.T, noMetrics *atomic.Bool) http.Handler {
 	t.Helper()
 	summary, err := os.ReadFile(filepath.Join("testdata", "snapshots", "seed", FileSummary))
 	if err != nil {
@@ -32,9 +35,17 @@ func answeringKubelet(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var summaries atomic.Int32
+	var summaries, metrics atomic.Int32
+	base := time.Date(2026, 12, 7, 15, 24, 14, 277e6, time.UTC).UnixMilli()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case "/metrics/resource":
+			if noMetrics.Load() {
+				http.NotFound(w, r)
+				return
+			}
+			at := base + int64(metrics.Add(1))*1013
+			_, _ = fmt.Fprintf(w, "# TYPE node_memory_working_set_bytes gauge\nnode_memory_working_set_bytes 2.1e+09 %d\n", at)
 		case "/stats/summary":
 			if summaries.Add(1) == 3 {
 				time.Sleep(3 * time.Second)
@@ -71,7 +82,8 @@ func readInfo(t *testing.T, dir string) RecordingInfo {
 
 func TestRecordTakesSnapshotsSkipsASlowOneAndStopsCleanlyOnInterrupt(t *testing.T) {
 	cp, cs, ctx := controlPlane(t, 3*time.Minute)
-	ip, port := clustertest.KubeletServer(t, cp, answeringKubelet(t))
+	var noMetrics atomic.Bool
+	ip, port := clustertest.KubeletServer(t, cp, answeringKubelet(t, &noMetrics))
 	createNode(ctx, t, cs, "rec-node", ip, port)
 	kc := []string{"--kubeconfig", cp.Kubeconfig()}
 
@@ -101,6 +113,17 @@ func TestRecordTakesSnapshotsSkipsASlowOneAndStopsCleanlyOnInterrupt(t *testing.
 	if _, err := runCLI(t, "simulate", dir, "--no-agent"); err != nil {
 		t.Errorf("simulate the recording: %v", err)
 	}
+	// Each recorded snapshot has the time of the kubelet's node memory stats, to the millisecond.
+	if n := len(rec.Recording.StatsTimes); n != info.Snapshots || rec.Recording.StatsTimes[0].Nanosecond()%1e6 != 0 ||
+		rec.Recording.StatsTimes[0].Nanosecond() == 0 {
+		t.Errorf("stats times %v, want one per snapshot (%d), in milliseconds", rec.Recording.StatsTimes, info.Snapshots)
+	}
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("a kubelet serving /metrics/resource gave a warning:\n%s", stderr)
+	}
+
+	// A kubelet without /metrics/resource: the recording goes on without the stats times, said once.
+	noMetrics.Store(true)
 
 	// Ctrl-C: the context is cancelled while recording; what was recorded stays, and that is no error.
 	dir2 := filepath.Join(t.TempDir(), "rec2")
@@ -136,8 +159,13 @@ func TestRecordTakesSnapshotsSkipsASlowOneAndStopsCleanlyOnInterrupt(t *testing.
 			t.Errorf("a half-written snapshot %s was left behind", e.Name())
 		}
 	}
-	if rec, err := LoadRecording(dir2); err != nil || rec.Recording.Snapshots != info2.Snapshots {
-		t.Errorf("the interrupted recording loads: %v (%d snapshots, recording.json %d)", err, rec.Recording.Snapshots, info2.Snapshots)
+	if n := strings.Count(stderr2, "warning: GET /api/v1/nodes/rec-node/proxy/metrics/resource"); n != 1 ||
+		!strings.Contains(stderr2, "snapshots without stats-times.json go on") {
+		t.Errorf("stderr says %d times that the kubelet's stats times are missing, want once:\n%s", n, stderr2)
+	}
+	if rec, err := LoadRecording(dir2); err != nil || rec.Recording.Snapshots != info2.Snapshots || len(rec.Recording.StatsTimes) != 0 {
+		t.Errorf("the interrupted recording loads: %v (%d snapshots, recording.json %d, stats times %v)", err,
+			rec.Recording.Snapshots, info2.Snapshots, rec.Recording.StatsTimes)
 	}
 
 	if _, err := recordCLI(ctx, append(kc, "record", "rec-node", "--out", dir)...); err == nil || !strings.Contains(err.Error(), "not empty") {

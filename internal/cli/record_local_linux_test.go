@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // reads taken since the previous one, more often than the snapshots; snapshot --local holds one read.
 func TestRecordAndSnapshotLocalAddTheAgentsView(t *testing.T) {
 	cp, cs, ctx := controlPlane(t, 3*time.Minute)
-	ip, port := clustertest.KubeletServer(t, cp, answeringKubelet(t))
+	ip, port := clustertest.KubeletServer(t, cp, answeringKubelet(t, new(atomic.Bool)))
 	createNode(ctx, t, cs, "rec-node", ip, port)
 	kc := []string{"--kubeconfig", cp.Kubeconfig()}
 	local := []string{"--local", "--cgroup-root", cgroupFixture + "cgroupv1-cgroupfs", "--proc-root", procFixture}

@@ -83,10 +83,14 @@ func LoadRecording(dir string) (*LoadedRecording, error) {
 		if snap.Cgroups != nil {
 			out.Recording.Local = append(out.Recording.Local, localSamples(snap.Cgroups)...)
 		}
+		if snap.StatsTimes != nil {
+			out.Recording.StatsTimes = append(out.Recording.StatsTimes, snap.StatsTimes.NodeMemory)
+		}
 		out.Recording.End = st.at
 	}
 	out.Recording.Snapshots = len(stamps)
 	out.Recording.Local = distinctLocal(out.Recording.Local)
+	out.Recording.StatsTimes = distinctTimes(out.Recording.StatsTimes)
 	if cfg, err := threshold.ParseConfig(out.Kubelet.ThresholdInput()); err == nil && cfg.KernelMemcgNotification {
 		out.Recording.Notified = cfg.Thresholds
 	}
@@ -325,6 +329,18 @@ func distinctLocal(s []sim.LocalSample) []sim.LocalSample {
 			continue
 		}
 		out = append(out, x)
+	}
+	return out
+}
+
+// distinctTimes sorts ts and drops repeats.
+func distinctTimes(ts []time.Time) []time.Time {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	var out []time.Time
+	for _, t := range ts {
+		if len(out) == 0 || !t.Equal(out[len(out)-1]) {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -34,9 +34,13 @@ func (in *simInput) phase(t *sim.Timing, sets []assignment) {
 		return
 	}
 	t.FirstSync, t.SyncDuration = ph.FirstSync, ph.Period-t.Housekeeping
-	in.notes = append(in.notes, fmt.Sprintf("the kubelet's housekeeping loop, inferred from the recording (its syncs refresh "+
-		"the memory samples: %d of %d fit): a sync every %s, the first at %s; override with --set timing.firstSync=DURATION "+
-		"--set timing.syncDuration=DURATION", ph.Agree, ph.Samples, ph.Period, sim.FormatOffset(ph.FirstSync)))
+	from := fmt.Sprintf("its syncs refresh the memory samples: %d of %d fit", ph.Agree, ph.Samples)
+	if ph.FromStatsTimes {
+		from = fmt.Sprintf("the kubelet's memory stats times to the millisecond: its last %d syncs of %d stats times", ph.Agree, ph.Samples)
+	}
+	in.notes = append(in.notes, fmt.Sprintf("the kubelet's housekeeping loop, inferred from the recording (%s): a sync "+
+		"every %s, the first at %s; override with --set timing.firstSync=DURATION --set timing.syncDuration=DURATION",
+		from, ph.Period, sim.FormatOffset(ph.FirstSync)))
 }
 
 // localStep makes the model step as often as the recording's local samples when they are more frequent

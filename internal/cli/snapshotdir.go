@@ -29,6 +29,9 @@ const (
 // snapshotFiles lists the files in the order they are read and reported.
 var snapshotFiles = []string{FileNode, FilePods, FileSummary, FileKubeletConfig}
 
+// optionalFiles are the files a snapshot may have besides snapshotFiles, in the order they are written.
+var optionalFiles = []string{FileCgroups, FileStatsTimes}
+
 // Snapshot is what a decision needs about one node, decoded.
 type Snapshot struct {
 	Node          corev1.Node
@@ -38,6 +41,9 @@ type Snapshot struct {
 	// Cgroups is the agent's own view of the node (FileCgroups, written with --local); nil when the
 	// snapshot has none.
 	Cgroups *CgroupSamples
+	// StatsTimes is when the kubelet last measured the node's memory, to the millisecond (FileStatsTimes,
+	// written by record); nil when the snapshot has none.
+	StatsTimes *StatsTimes
 	// Raw holds each file's bytes as read or fetched, by file name.
 	Raw map[string][]byte
 	// Origin names where each file came from (a path or an endpoint), for errors and warnings.
@@ -67,13 +73,15 @@ func LoadSnapshotDir(fsys fs.FS, dir string) (*Snapshot, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("snapshot %s: %w", dir, errors.Join(errs...))
 	}
-	switch data, err := fs.ReadFile(fsys, FileCgroups); {
-	case errors.Is(err, fs.ErrNotExist):
-		// optional: a snapshot without the agent's view
-	case err != nil:
-		return nil, fmt.Errorf("snapshot %s: %w", dir, &FileError{File: filepath.Join(dir, FileCgroups), Err: err})
-	default:
-		raw[FileCgroups], origin[FileCgroups] = data, filepath.Join(dir, FileCgroups)
+	for _, name := range optionalFiles {
+		switch data, err := fs.ReadFile(fsys, name); {
+		case errors.Is(err, fs.ErrNotExist):
+			// optional: a snapshot without the agent's view or the stats' times
+		case err != nil:
+			return nil, fmt.Errorf("snapshot %s: %w", dir, &FileError{File: filepath.Join(dir, name), Err: err})
+		default:
+			raw[name], origin[name] = data, filepath.Join(dir, name)
+		}
 	}
 	return ParseSnapshot(raw, origin)
 }
@@ -106,11 +114,14 @@ func ParseSnapshot(raw map[string][]byte, origin map[string]string) (*Snapshot, 
 			s.Origin[name] = o
 		}
 	}
-	if o, ok := origin[FileCgroups]; ok {
-		s.Origin[FileCgroups] = o
+	for _, name := range optionalFiles {
+		if o, ok := origin[name]; ok {
+			s.Origin[name] = o
+		}
 	}
 	errs := []error{
 		s.parseCgroups(raw),
+		s.parseStatsTimes(raw),
 		s.parseNode(raw[FileNode]),
 		s.parsePods(raw[FilePods]),
 		s.parseSummary(raw[FileSummary]),
@@ -256,6 +267,32 @@ func (s *Snapshot) parseCgroups(raw map[string][]byte) error {
 	return err
 }
 
+// parseStatsTimes parses FileStatsTimes when the snapshot has it.
+func (s *Snapshot) parseStatsTimes(raw map[string][]byte) error {
+	data, ok := raw[FileStatsTimes]
+	if !ok {
+		return nil
+	}
+	f := FileStatsTimes
+	if o, ok := s.Origin[FileStatsTimes]; ok {
+		f = o
+	}
+	st, err := ParseStatsTimes(bytes.NewReader(data), f)
+	s.StatsTimes = st
+	return err
+}
+
+// SetStatsTimes adds the time of the kubelet's node memory stats to the snapshot (FileStatsTimes).
+func (s *Snapshot) SetStatsTimes(st StatsTimes) error {
+	data, err := marshalStatsTimes(st)
+	if err != nil {
+		return err
+	}
+	st.Kind = KindStatsTimes
+	s.Raw[FileStatsTimes], s.StatsTimes = data, &st
+	return nil
+}
+
 // SetCgroups adds the agent's own view of the node to the snapshot (FileCgroups).
 func (s *Snapshot) SetCgroups(cs CgroupSamples) error {
 	data, err := marshalCgroupSamples(cs)
@@ -273,9 +310,11 @@ func (s *Snapshot) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	names := snapshotFiles
-	if _, ok := s.Raw[FileCgroups]; ok {
-		names = append(append([]string{}, snapshotFiles...), FileCgroups)
+	names := append([]string{}, snapshotFiles...)
+	for _, name := range optionalFiles {
+		if _, ok := s.Raw[name]; ok {
+			names = append(names, name)
+		}
 	}
 	for _, name := range names {
 		data := s.Raw[name]

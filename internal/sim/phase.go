@@ -18,6 +18,9 @@ type Phase struct {
 	Period time.Duration
 	// Agree of Samples memory samples of the window are explained by the loop's syncs.
 	Agree, Samples int
+	// FromStatsTimes says the phase came from the recording's stats times to the millisecond
+	// (Recording.StatsTimes; Agree and Samples count those), not from the Summary's whole seconds.
+	FromStatsTimes bool
 }
 
 // InferPhase estimates when the recorded kubelet's housekeeping loop syncs. Each sync refreshes the
@@ -29,16 +32,15 @@ type Phase struct {
 // 1 s, by 10 ms) and offset (by 50 ms) whose syncs fall in the most of those seconds. The best fits
 // place the next sync after the window anywhere in a range: InferPhase takes the fit whose next sync
 // is nearest the middle of that range, which halves the worst error. ok is false when fewer than three
-// samples agree.
+// samples agree. A recording with the kubelet's stats times to the millisecond (Recording.StatsTimes)
+// gives the syncs themselves: phaseFromStatsTimes, tried first.
 func (r Recording) InferPhase(interval time.Duration) (Phase, bool) {
 	if interval <= 0 {
 		return Phase{}, false
 	}
-	end := r.End
-	for _, p := range r.Pods {
-		if p.Info.End == EndEvicted && p.Info.Evictor() == ActorKubelet && p.Info.Ended.Before(end) {
-			end = p.Info.Ended
-		}
+	end := r.firstKubeletEviction()
+	if ph, ok := r.phaseFromStatsTimes(interval, end); ok {
+		return ph, true
 	}
 	seen := map[int64]bool{}
 	var secs []time.Time
@@ -93,6 +95,18 @@ func (r Recording) InferPhase(interval time.Duration) (Phase, bool) {
 	ph.Period = f.period
 	ph.FirstSync = nextSync(origin.Add(f.offset), f.period, r.Start).Sub(r.Start)
 	return ph, true
+}
+
+// firstKubeletEviction is when the first pod the recorded kubelet evicted ended (the recording's end
+// when it evicted none).
+func (r Recording) firstKubeletEviction() time.Time {
+	end := r.End
+	for _, p := range r.Pods {
+		if p.Info.End == EndEvicted && p.Info.Evictor() == ActorKubelet && p.Info.Ended.Before(end) {
+			end = p.Info.Ended
+		}
+	}
+	return end
 }
 
 // agreeing counts the seconds in which a sync of the loop (at at + k·period) falls.

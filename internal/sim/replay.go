@@ -17,7 +17,11 @@ type Recording struct {
 	// samples, ascending by measurement time (the Summary's times are whole seconds: two samples may
 	// share one, in the order they were seen).
 	NodeMemory, PodsMemory []MemorySample
-	Pods                   []RecordedPod
+	// StatsTimes are the distinct times, to the millisecond, of the kubelet's measurements of the node's
+	// memory (record's reads of the kubelet's /metrics/resource), ascending; empty when the recording
+	// has none. Each sync of the kubelet's eviction loop, and of its memcg notifier, takes a fresh one.
+	StatsTimes []time.Time
+	Pods       []RecordedPod
 	// Snapshots is how many snapshots the recording holds.
 	Snapshots int
 	// Decisions are what the recorded kubelet saw when it decided its evictions: the available amount
