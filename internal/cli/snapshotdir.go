@@ -258,13 +258,17 @@ func (s *Snapshot) parseCgroups(raw map[string][]byte) error {
 	if !ok {
 		return nil
 	}
-	f := FileCgroups
-	if o, ok := s.Origin[FileCgroups]; ok {
-		f = o
-	}
-	cs, err := ParseCgroupSamples(bytes.NewReader(data), f)
+	cs, err := ParseCgroupSamples(bytes.NewReader(data), s.originOf(FileCgroups))
 	s.Cgroups = cs
 	return err
+}
+
+// originOf names a file of the snapshot in errors: where it came from when known, else its name.
+func (s *Snapshot) originOf(name string) string {
+	if o, ok := s.Origin[name]; ok {
+		return o
+	}
+	return name
 }
 
 // parseStatsTimes parses FileStatsTimes when the snapshot has it.
@@ -273,11 +277,7 @@ func (s *Snapshot) parseStatsTimes(raw map[string][]byte) error {
 	if !ok {
 		return nil
 	}
-	f := FileStatsTimes
-	if o, ok := s.Origin[FileStatsTimes]; ok {
-		f = o
-	}
-	st, err := ParseStatsTimes(bytes.NewReader(data), f)
+	st, err := ParseStatsTimes(bytes.NewReader(data), s.originOf(FileStatsTimes))
 	s.StatsTimes = st
 	return err
 }
