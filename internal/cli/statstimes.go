@@ -32,6 +32,9 @@ const resourceMetricsPath = "metrics/resource"
 // nodeMemoryMetric is the /metrics/resource sample whose timestamp is the node's memory stats time.
 const nodeMemoryMetric = "node_memory_working_set_bytes"
 
+// minStatsTime is the earliest stats time taken for one: a kubelet's clock before it is not a time.
+var minStatsTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // StatsTimes is the content of FileStatsTimes.
 type StatsTimes struct {
 	Kind string `json:"kind"`
@@ -108,9 +111,9 @@ func parseNodeMemoryTime(r io.Reader, source string) (time.Time, error) {
 				Err: fmt.Errorf("value: %w", err)}
 		}
 		ms, err := strconv.ParseInt(fields[1], 10, 64)
-		if err != nil || ms <= 0 {
+		if err != nil || ms < minStatsTime.UnixMilli() {
 			return time.Time{}, &FileError{File: source, Line: line, Column: 1, Field: nodeMemoryMetric, Value: fields[1],
-				Err: errors.New("timestamp: want a positive integer of milliseconds since the epoch")}
+				Err: errors.New("timestamp: want an integer of milliseconds since the epoch, in 2000 or later")}
 		}
 		return time.UnixMilli(ms).UTC(), nil
 	}

@@ -33,14 +33,16 @@ func TestParseNodeMemoryTime(t *testing.T) {
 		{"labels on the node's sample are passed over", "node_memory_working_set_bytes{a=\"b c\"} 1 1796657254278\n",
 			time.UnixMilli(1796657254278).UTC(), ""},
 		{"a metric whose name begins with the node's is another metric",
-			"node_memory_working_set_bytes_total 1 5\nnode_memory_working_set_bytes 2 1796657254279\n",
+			"node_memory_working_set_bytes_total 1 1796657254270\nnode_memory_working_set_bytes 2 1796657254279\n",
 			time.UnixMilli(1796657254279).UTC(), ""},
 		{"no sample of the node is an error naming the metric", "resource_scrape_error 1\n", time.Time{},
 			"GET /metrics/resource: field node_memory_working_set_bytes: no sample of it"},
 		{"a sample without a timestamp is an error naming the line", "# c\nnode_memory_working_set_bytes 2.1e+09\n", time.Time{},
 			"line 2, column 1: field node_memory_working_set_bytes: value \"node_memory_working_set_bytes 2.1e+09\": want a value and a timestamp"},
 		{"a timestamp that is not whole milliseconds is an error naming it", "node_memory_working_set_bytes 1 1.5e12\n", time.Time{},
-			`value "1.5e12": timestamp: want a positive integer`},
+			`value "1.5e12": timestamp: want an integer of milliseconds`},
+		{"a timestamp before 2000 is not a kubelet's time", "node_memory_working_set_bytes 0e000 0000000000001\n", time.Time{},
+			`value "0000000000001": timestamp: want an integer of milliseconds since the epoch, in 2000 or later`},
 		{"a value that is not a number is an error naming it", "node_memory_working_set_bytes x 5\n", time.Time{},
 			`value "x": value: strconv.ParseFloat`},
 		{"labels without their closing brace are an error", "node_memory_working_set_bytes{a=\"b\" 1 5\n", time.Time{},
@@ -63,8 +65,8 @@ func TestParseNodeMemoryTime(t *testing.T) {
 
 func FuzzParseNodeMemoryTime(f *testing.F) {
 	f.Add([]byte(resourceMetrics))
-	f.Add([]byte("node_memory_working_set_bytes{a=\"}\"} 1 7\n"))
-	f.Add([]byte("node_memory_working_set_bytes\t1\t7\n"))
+	f.Add([]byte("node_memory_working_set_bytes{a=\"}\"} 1 1796657254277\n"))
+	f.Add([]byte("node_memory_working_set_bytes\t1\t1796657254277\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := parseNodeMemoryTime(bytes.NewReader(data), "metrics")
 		if err != nil {
@@ -73,17 +75,19 @@ func FuzzParseNodeMemoryTime(f *testing.F) {
 			}
 			return
 		}
-		// Accepted: a line of the input names the node's metric and ends in exactly that timestamp.
-		ms := strconv.FormatInt(got.UnixMilli(), 10)
+		// Accepted: a line of the input names the node's metric and ends in that timestamp, in 2000 or later.
 		found := false
 		for _, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSpace(line)
-			if strings.HasPrefix(line, nodeMemoryMetric) && strings.HasSuffix(line, " "+ms) || strings.HasSuffix(line, "\t"+ms) {
+			fields := strings.Fields(line)
+			if len(fields) < 3 || !strings.HasPrefix(fields[0], nodeMemoryMetric) {
+				continue
+			}
+			if ms, err := strconv.ParseInt(fields[len(fields)-1], 10, 64); err == nil && ms == got.UnixMilli() {
 				found = true
 			}
 		}
-		if !found || got.UnixMilli() <= 0 {
-			t.Errorf("time %s (%s ms) accepted, but no line of the input ends in it", got, ms)
+		if !found || got.Before(minStatsTime) {
+			t.Errorf("time %s (%d ms) accepted, but no line of the input ends in it, or it is before 2000", got, got.UnixMilli())
 		}
 	})
 }
