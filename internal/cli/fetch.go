@@ -101,7 +101,7 @@ func fetchNode(ctx context.Context, cs kubernetes.Interface, node string) (map[s
 
 // kubeletPath is the node proxy path of a kubelet endpoint.
 func kubeletPath(node, file string) string {
-	ep := map[string]string{FileSummary: "stats/summary", FileKubeletConfig: "configz"}[file]
+	ep := map[string]string{FileSummary: "stats/summary", FileKubeletConfig: "configz", fileResourceMetrics: "metrics/resource"}[file]
 	return "/api/v1/nodes/" + node + "/proxy/" + ep
 }
 

@@ -26,8 +26,9 @@ const FileStatsTimes = "stats-times.json"
 // KindStatsTimes is the kind of FileStatsTimes.
 const KindStatsTimes = "KubeletStatsTimes"
 
-// resourceMetricsPath is the kubelet endpoint FileStatsTimes is read from, under the node proxy.
-const resourceMetricsPath = "metrics/resource"
+// fileResourceMetrics names the kubelet's /metrics/resource among the kubelet endpoints a fetch reads
+// (kubeletPath); it is read for FileStatsTimes and not written.
+const fileResourceMetrics = "metrics-resource"
 
 // nodeMemoryMetric is the /metrics/resource sample whose timestamp is the node's memory stats time.
 const nodeMemoryMetric = "node_memory_working_set_bytes"
@@ -125,18 +126,12 @@ func parseNodeMemoryTime(r io.Reader, source string) (time.Time, error) {
 
 // fetchStatsTimes reads the kubelet's /metrics/resource through the node proxy, within timeout (0: none).
 func fetchStatsTimes(ctx context.Context, cs kubernetes.Interface, node string, timeout time.Duration) (*StatsTimes, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	source := "GET " + kubeletPath(node, fileResourceMetrics)
+	raw, origin := map[string][]byte{}, map[string]string{fileResourceMetrics: source}
+	if err := fetchKubelet(ctx, cs, node, timeout, raw, origin, fileResourceMetrics); err != nil {
+		return nil, err
 	}
-	path := "/api/v1/nodes/" + node + "/proxy/" + resourceMetricsPath
-	source := "GET " + path
-	data, err := cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s (the kubelet, through the apiserver's node proxy): %w", source, err)
-	}
-	at, err := parseNodeMemoryTime(bytes.NewReader(data), source)
+	at, err := parseNodeMemoryTime(bytes.NewReader(raw[fileResourceMetrics]), source)
 	if err != nil {
 		return nil, err
 	}
