@@ -27,16 +27,12 @@ import (
 )
 
 // housekeeping is the tolerance on predicted times: one period of the kubelet's eviction loop, which is
-// its monitoring interval (10 s) plus the synchronize's own time (tens of ms). A simulated loop sync that
-// falls a fraction of a second after a notified eviction may evict where the kubelet's, at nearly the
-// same moment, did not: the prediction is then one loop period early (docs/simulate.md, "step, run 5").
+// its monitoring interval (10 s) plus the synchronize's own time (tens of ms). Every prediction is held
+// to it: since record writes the kubelet's stats times to the millisecond (stats-times.json), simulate
+// places the recorded loop on its syncs, and the early predictions this test once exempted (a simulated
+// loop sync placed just after a notified eviction where the kubelet's ran before it; docs/simulate.md,
+// "step, run 5" and "slow ramp, run 6") are no longer excused.
 const housekeeping = 10*time.Second + 500*time.Millisecond
-
-// exemptEarly bounds that exemption: the kubelet, whose loop sync did not evict, evicts the pod at its
-// next trigger, its next loop sync (one period) or its next memcg notification (15 s in the one run
-// seen: slow ramp, run 6, −15.2 s). A prediction early by more than two periods is not that case and
-// fails.
-const exemptEarly = 2 * housekeeping
 
 // simulation is the part of `simulate -o json` the test reads.
 type simulation struct {
@@ -121,9 +117,8 @@ func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Co
 		t.Fatalf("the kubelet evicted %v, want all of %v", real, victims)
 	}
 	keepRecording(t, os.Getenv("PRESSURE_KEEP_RECORDING"), dir, klog, real)
-	exempted := false
 	t.Cleanup(func() { // before t.TempDir's own cleanup removes the recording
-		if t.Failed() || exempted {
+		if t.Failed() {
 			keep := filepath.Join(cluster.CacheDir(), "kept-recordings", time.Now().UTC().Format("20060102T150405Z"))
 			keepRecording(t, keep, dir, klog, real)
 			t.Logf("recording, the kubelet's eviction log and its evictions kept in %s", filepath.Join(keep, t.Name()))
@@ -148,7 +143,10 @@ func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Co
 		t.Logf("the kubelet decided to evict %s at %s (ranking), evicted it at %s", r.pod,
 			decided[i].at.Format("15:04:05.000"), r.at.Format("15:04:05.000"))
 	}
-	exempted = compareEvictions(t, predicted, decided)
+	if times, _ := filepath.Glob(filepath.Join(dir, "*", cli.FileStatsTimes)); len(times) == 0 {
+		t.Errorf("no snapshot of the recording has %s: the kubelet's /metrics/resource did not answer record", cli.FileStatsTimes)
+	}
+	compareEvictions(t, predicted, decided)
 	checkRecorded(t, sim, real)
 }
 
@@ -202,7 +200,7 @@ func simulate(ctx context.Context, t *testing.T, e *env, dir string) simulation 
 
 // compareEvictions requires the same victims in the same order, each decided within one
 // housekeeping interval of the kubelet's decision.
-func compareEvictions(t *testing.T, predicted, real []timedEviction) (exempted bool) {
+func compareEvictions(t *testing.T, predicted, real []timedEviction) {
 	t.Helper()
 	var p, r []string
 	for _, x := range predicted {
@@ -218,29 +216,11 @@ func compareEvictions(t *testing.T, predicted, real []timedEviction) (exempted b
 		d := predicted[i].at.Sub(real[i].at)
 		t.Logf("%s: predicted %s, the kubelet %s: %+.1fs", real[i].pod, predicted[i].at.Format("15:04:05.0"),
 			real[i].at.Format("15:04:05.0"), d.Seconds())
-		if d < -housekeeping && d >= -exemptEarly && loopRightAfterNotified(predicted, i) {
-			// The model's known limit (docs/simulate.md, "Validation"): its loop sync fell within a second
-			// after a notified eviction, after the modelled kill (a loop sync during it joins the kill, as
-			// the kubelet's does), and evicted the next pod; the kubelet's loop of that moment did not (its
-			// kills take 0.16-1.19 s). The recording is kept (see recordAndSimulate). Early by more than
-			// exemptEarly is not that case: it fails below.
-			t.Logf("%s: predicted %s early by the simulated loop %s after a notified eviction: the model's known limit, not counted",
-				real[i].pod, -d, predicted[i].at.Sub(predicted[i-1].at))
-			exempted = true
-			continue
-		}
 		if d.Abs() > housekeeping {
 			t.Errorf("%s: predicted at %s, the kubelet evicted it at %s: %s apart, more than one housekeeping interval (%s)",
 				real[i].pod, predicted[i].at.Format(time.RFC3339Nano), real[i].at.Format(time.RFC3339Nano), d, housekeeping)
 		}
 	}
-	return exempted
-}
-
-// loopRightAfterNotified reports whether predicted eviction i was decided by the simulated kubelet's loop
-// within a second after a notified eviction.
-func loopRightAfterNotified(predicted []timedEviction, i int) bool {
-	return i > 0 && !predicted[i].notified && predicted[i-1].notified && predicted[i].at.Sub(predicted[i-1].at) < time.Second
 }
 
 // checkRecorded requires simulate's view of the recording's own evictions (DisruptionTarget times,
@@ -325,7 +305,7 @@ func (k *kubeletLogReader) logCleanups(t *testing.T) {
 // keepRecording copies the recording, the kubelet's eviction-manager log lines and the kubelet's
 // evictions (kubelet-evictions.json: pod, decided, evicted) to keep/<test name> unless keep is "":
 // $PRESSURE_KEEP_RECORDING (how internal/cli/testdata/recordings was made), and the cache's
-// kept-recordings after a failure or an exempted prediction.
+// kept-recordings after a failure.
 func keepRecording(t *testing.T, keep, dir string, k *kubeletLogReader, real []timedEviction) {
 	if keep == "" {
 		return
