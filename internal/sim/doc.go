@@ -13,6 +13,8 @@
 // Simulate(World, Options) Result runs each run on a virtual clock: an event heap (total order: time,
 // then kind, then insertion) of world samples (every Timing.Step: threshold crossings, the kubelet's
 // memcg notifiers, the agent's poll, the plot), the kubelet's housekeeping syncs and cleanup checks,
+// its notified syncs (each notifier's handler is busy while its sync kills a pod; the crossings of that
+// time wait, at most two, and each makes a sync as soon as the handler is free: notify.go),
 // the agent's syncs and the node status updates. Each kubelet sync is one decision.Step on memory
 // measured at the sync and pod stats as cAdvisor's cache holds them (World.Cached); each agent sync is
 // one Agent.Step on fresh reads (World.Usage; for a Recording with local samples, Recording.Local, the

@@ -23,19 +23,16 @@ type kubelet struct {
 	// waiting holds the pods the main loop waits to be cleaned up, since waitStart.
 	waiting   []string
 	waitStart time.Time
-	// armed are the memcg notifiers (threshold levels in available bytes), armed at lastArm.
-	armed   []notifier
-	lastArm time.Time
+	// armed are the memcg notifiers (threshold levels in available bytes), armed at lastArm; handlers
+	// are their handler goroutines, by threshold (index in cfg.Thresholds), which outlive a re-arm.
+	armed    []notifier
+	lastArm  time.Time
+	handlers []handler
+	// notify is the notifier whose event the next notified sync answers (its event's detail).
+	notify notifier
 	// conditions are the kubelet's conditions now; written are those on the Node object.
 	conditions []signal.NodeCondition
 	written    []signal.NodeCondition
-}
-
-// notifier is one memcg threshold notifier: it fires when available crosses level either way.
-type notifier struct {
-	sig   signal.Signal
-	level int64
-	below bool
 }
 
 // sync runs one synchronize at t and returns the pods it evicted.
@@ -90,46 +87,6 @@ func (k *kubelet) rejoin(r *run, t time.Time, uid string, info *Eviction, trigge
 		Detail: evictDetail(info, trigger) + fmt.Sprintf("; its kill from %s is under way: this sync joins it (done %s) and evicts no other pod",
 			FormatOffset(kl.at.Sub(r.start)), FormatOffset(kl.released.Sub(r.start)))})
 	return true
-}
-
-// arm (re)arms the memcg notifiers on the memory thresholds, at most every NotifierRefresh, as the
-// kubelet's synchronize does after reading the summary. The kubelet sets the notifier on
-// memory.usage_in_bytes at capacity − threshold + inactive_file, so that it fires when the working
-// set crosses capacity − threshold: available crossing the threshold.
-func (k *kubelet) arm(snap signal.Snapshot, t time.Time) {
-	if !k.cfg.KernelMemcgNotification || !k.lastArm.IsZero() && t.Sub(k.lastArm) <= k.timing.NotifierRefresh {
-		return
-	}
-	k.lastArm = t
-	k.armed = k.armed[:0]
-	for _, th := range k.cfg.Thresholds {
-		o, ok := snap.Observations[th.Signal]
-		if th.Inert() || !th.Signal.IsMemory() || !ok {
-			continue
-		}
-		level := th.Value.Resolve(o.Capacity)
-		k.armed = append(k.armed, notifier{sig: th.Signal, level: level, below: o.Available < level})
-	}
-}
-
-// crossed reports whether a notifier fires on the observations of a tick.
-func (k *kubelet) crossed(obs map[signal.Signal]signal.Observation) (notifier, bool) {
-	var fired notifier
-	ok := false
-	for i := range k.armed {
-		n := &k.armed[i]
-		o, have := obs[n.sig]
-		if !have {
-			continue
-		}
-		if below := o.Available < n.level; below != n.below {
-			n.below = below
-			if !ok {
-				fired, ok = *n, true
-			}
-		}
-	}
-	return fired, ok
 }
 
 // setConditions records a change of the kubelet's node conditions.

@@ -76,3 +76,13 @@ func (q *queue) has(kind eventKind, at time.Time) bool {
 	}
 	return false
 }
+
+// hasAt reports whether an event of the kind is scheduled at exactly at.
+func (q *queue) hasAt(kind eventKind, at time.Time) bool {
+	for _, e := range q.items {
+		if e.kind == kind && e.at.Equal(at) {
+			return true
+		}
+	}
+	return false
+}

@@ -45,7 +45,6 @@ type run struct {
 	kubelet *kubelet
 	agent   *agent
 	wakeWhy string
-	notify  notifier
 
 	events  []Event
 	order   int
@@ -165,11 +164,7 @@ func (r *run) handle(e event) {
 			r.q.push(t.Add(r.timing.CleanupPoll), evKubeletPoll)
 		}
 	case evKubeletNotify:
-		if !k.lastSync.Equal(t) {
-			r.add(Event{At: t, Actor: ActorKubelet, Kind: KindNotify, Subject: string(r.notify.sig),
-				Detail: "memcg notifier: available crossed " + formatMi(r.notify.level) + ": synchronize now"})
-			k.sync(r, t, "memcg notification")
-		}
+		k.notified(r, t)
 	case evAgentSync:
 		if t.Before(r.agent.busyUntil) {
 			r.q.push(r.agent.busyUntil, evAgentSync) // the shell still carries out the last plan
@@ -198,8 +193,7 @@ func (r *run) tick(t time.Time) {
 	obs := observations(r.node.memory(t), t)
 	r.samples = append(r.samples, sampleOf(obs, t))
 	r.crossings(t, obs)
-	if n, ok := r.kubelet.crossed(obs); ok && !r.q.has(evKubeletNotify, t) {
-		r.notify = n
+	if r.kubelet.crossed(obs, t) && !r.q.hasAt(evKubeletNotify, t) {
 		r.q.push(t, evKubeletNotify)
 	}
 	if r.agent != nil {
