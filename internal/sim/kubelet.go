@@ -20,6 +20,8 @@ type kubelet struct {
 	st           decision.State
 
 	lastSync time.Time
+	// lastEvicted are the pods the sync at lastSync evicted (or joined the kill of).
+	lastEvicted []string
 	// waiting holds the pods the main loop waits to be cleaned up, since waitStart.
 	waiting   []string
 	waitStart time.Time
@@ -70,6 +72,7 @@ func (k *kubelet) sync(r *run, t time.Time, trigger string) []string {
 			Detail: evictDetail(info, trigger)})
 		evicted = append(evicted, ev.UID)
 	}
+	k.lastEvicted = evicted
 	return evicted
 }
 

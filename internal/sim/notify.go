@@ -107,18 +107,23 @@ func (k *kubelet) notified(r *run, t time.Time) {
 	for i := range k.handlers {
 		dueAny = dueAny || k.handlers[i].due
 	}
-	if !dueAny || k.lastSync.Equal(t) {
-		k.clearDue()
+	if !dueAny {
 		return
 	}
-	detail := "memcg notifier: available crossed " + formatMi(k.notify.level) + ": synchronize now"
-	if queued {
-		detail = "memcg notifier: available crossed " + formatMi(k.notify.level) +
-			" during the last notified kill: its event waited for it, synchronize now"
+	// A sync at this very instant (the loop's) is the one the handlers' would be: they run beside it,
+	// rank the same pods and wait for the same kills.
+	uids := k.lastEvicted
+	if !k.lastSync.Equal(t) {
+		detail := "memcg notifier: available crossed " + formatMi(k.notify.level) + ": synchronize now"
+		if queued {
+			detail = "memcg notifier: available crossed " + formatMi(k.notify.level) +
+				" during the last notified kill: its event waited for it, synchronize now"
+		}
+		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindNotify, Subject: string(k.notify.sig), Detail: detail})
+		uids = k.sync(r, t, "memcg notification")
 	}
-	r.add(Event{At: t, Actor: ActorKubelet, Kind: KindNotify, Subject: string(k.notify.sig), Detail: detail})
 	busy := t
-	for _, uid := range k.sync(r, t, "memcg notification") {
+	for _, uid := range uids {
 		if kl, ok := r.node.killed[uid]; ok && kl.released.After(busy) {
 			busy = kl.released
 		}
@@ -130,12 +135,5 @@ func (k *kubelet) notified(r *run, t time.Time) {
 	}
 	if busy.After(t) && !r.q.hasAt(evKubeletNotify, busy) {
 		r.q.push(busy, evKubeletNotify)
-	}
-}
-
-// clearDue drops the due marks of an instant whose sync did not run.
-func (k *kubelet) clearDue() {
-	for i := range k.handlers {
-		k.handlers[i].due = false
 	}
 }

@@ -75,3 +75,22 @@ func TestAtMostTwoEventsWaitForABusyHandler(t *testing.T) {
 		t.Errorf("d evicted %v, want at the loop's sync (30.3 s or later), not after c's kill", got[3])
 	}
 }
+
+// The pods cgroup crosses 1848Mi at 10.3 s, the instant of the loop's sync (FirstSync 0.3 s, no sync
+// duration): the loop evicts a, and the notifier's sync beside it waits for the same kill (until
+// 11.3 s). The crossings during that kill (up at 10.6 s, down at 10.9 s) wait for it: at 11.3 s a sync
+// evicts b, a second before the loop, back from its cleanup wait, evicts c at 12.3 s.
+func TestANotificationAtTheLoopsSyncWaitsForTheLoopsKill(t *testing.T) {
+	m := model(critical("base", Ramp{Start: 1586 * mi, Rate: 10 * mi}),
+		critical("dropper", Ramp{Start: 50 * mi, Rate: -1000 * mi, After: 10500 * time.Millisecond}),
+		critical("filler", Ramp{Rate: 1000 * mi, Until: 150 * mi, After: 10800 * time.Millisecond}),
+		pod("a", 0, 0, Ramp{Start: 60 * mi}), pod("b", 0, 0, Ramp{Start: 30 * mi}), pod("c", 0, 0, Ramp{Start: 20 * mi}))
+	timing := DefaultTiming()
+	timing.FirstSync, timing.SyncDuration, timing.PodKill = 300*time.Millisecond, 0, time.Second
+	res := simulate(t, m, Options{Kubelet: hard200(t), Timing: timing}, 1)
+	want := []evicted{{"default/a", 10300 * time.Millisecond, ActorKubelet}, {"default/b", 11300 * time.Millisecond, ActorKubelet},
+		{"default/c", 12300 * time.Millisecond, ActorKubelet}}
+	if diff := cmp.Diff(want, evictions(res, RunKubelet), cmp.AllowUnexported(evicted{})); diff != "" {
+		t.Errorf("evictions (-want +got):\n%s", diff)
+	}
+}
