@@ -15,6 +15,15 @@ func critical(name string, usage Ramp) ModelPod {
 	return p
 }
 
+// downUpDown is a base growing 10Mi/s from base, a critical pod that frees 50Mi at drop, one that takes
+// 150Mi from drop+300ms (1000Mi/s), and the pods a (60Mi), b (30Mi) and c (20Mi).
+func downUpDown(base int64, drop time.Duration) Model {
+	return model(critical("base", Ramp{Start: base, Rate: 10 * mi}),
+		critical("dropper", Ramp{Start: 50 * mi, Rate: -1000 * mi, After: drop}),
+		critical("filler", Ramp{Rate: 1000 * mi, Until: 150 * mi, After: drop + 300*time.Millisecond}),
+		pod("a", 0, 0, Ramp{Start: 60 * mi}), pod("b", 0, 0, Ramp{Start: 30 * mi}), pod("c", 0, 0, Ramp{Start: 20 * mi}))
+}
+
 // The pods cgroup crosses 1848Mi at 23.9 s (a base growing 10Mi/s; every pod has stats by then): the
 // notifier's sync evicts a, whose kill takes a second. During it available crosses back up (a critical
 // pod frees 50Mi at 24.2 s) and down again (another takes 150Mi from 24.5 s): the handler is busy, both
@@ -22,10 +31,7 @@ func critical(name string, usage Ramp) ModelPod {
 // below, it evicts b; after b's kill the second makes another, which evicts c. Without them the loop's
 // next sync (30.3 s) would have been the next trigger.
 func TestEventsDuringANotifiedKillWaitAndEachMakesASyncAfterIt(t *testing.T) {
-	m := model(critical("base", Ramp{Start: 1450 * mi, Rate: 10 * mi}),
-		critical("dropper", Ramp{Start: 50 * mi, Rate: -1000 * mi, After: 24200 * time.Millisecond}),
-		critical("filler", Ramp{Rate: 1000 * mi, Until: 150 * mi, After: 24500 * time.Millisecond}),
-		pod("a", 0, 0, Ramp{Start: 60 * mi}), pod("b", 0, 0, Ramp{Start: 30 * mi}), pod("c", 0, 0, Ramp{Start: 20 * mi}))
+	m := downUpDown(1450*mi, 24200*time.Millisecond)
 	timing := DefaultTiming()
 	timing.FirstSync, timing.PodKill = 300*time.Millisecond, time.Second
 	res := simulate(t, m, Options{Kubelet: hard200(t), Timing: timing}, 1)
@@ -81,10 +87,7 @@ func TestAtMostTwoEventsWaitForABusyHandler(t *testing.T) {
 // 11.3 s). The crossings during that kill (up at 10.6 s, down at 10.9 s) wait for it: at 11.3 s a sync
 // evicts b, a second before the loop, back from its cleanup wait, evicts c at 12.3 s.
 func TestANotificationAtTheLoopsSyncWaitsForTheLoopsKill(t *testing.T) {
-	m := model(critical("base", Ramp{Start: 1586 * mi, Rate: 10 * mi}),
-		critical("dropper", Ramp{Start: 50 * mi, Rate: -1000 * mi, After: 10500 * time.Millisecond}),
-		critical("filler", Ramp{Rate: 1000 * mi, Until: 150 * mi, After: 10800 * time.Millisecond}),
-		pod("a", 0, 0, Ramp{Start: 60 * mi}), pod("b", 0, 0, Ramp{Start: 30 * mi}), pod("c", 0, 0, Ramp{Start: 20 * mi}))
+	m := downUpDown(1586*mi, 10500*time.Millisecond)
 	timing := DefaultTiming()
 	timing.FirstSync, timing.SyncDuration, timing.PodKill = 300*time.Millisecond, 0, time.Second
 	res := simulate(t, m, Options{Kubelet: hard200(t), Timing: timing}, 1)
