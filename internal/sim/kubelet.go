@@ -30,8 +30,6 @@ type kubelet struct {
 	armed    []notifier
 	lastArm  time.Time
 	handlers []handler
-	// notify is the notifier whose event the next notified sync answers (its event's detail).
-	notify notifier
 	// conditions are the kubelet's conditions now; written are those on the Node object.
 	conditions []signal.NodeCondition
 	written    []signal.NodeCondition

@@ -29,6 +29,8 @@ type handler struct {
 	pending int
 	// due marks a handler whose event is answered by the notified sync at the current instant.
 	due bool
+	// last is the notifier's last crossing (the notified sync's detail).
+	last notifier
 }
 
 // maxPending is how many events wait for a busy handler: one in the blocked send, one for the
@@ -79,12 +81,10 @@ func (k *kubelet) crossed(obs map[signal.Signal]signal.Observation, t time.Time)
 		}
 		n.below = below
 		h := &k.handlers[n.th]
+		h.last = *n
 		if t.Before(h.busyUntil) {
 			h.pending = min(h.pending+1, maxPending)
 			continue
-		}
-		if !due {
-			k.notify = *n
 		}
 		h.due, due = true, true
 	}
@@ -103,23 +103,26 @@ func (k *kubelet) notified(r *run, t time.Time) {
 			h.due, queued = true, true
 		}
 	}
-	var dueAny bool
+	first := -1
 	for i := range k.handlers {
-		dueAny = dueAny || k.handlers[i].due
+		if first < 0 && k.handlers[i].due {
+			first = i
+		}
 	}
-	if !dueAny {
+	if first < 0 {
 		return
 	}
 	// A sync at this very instant (the loop's) is the one the handlers' would be: they run beside it,
 	// rank the same pods and wait for the same kills.
 	uids := k.lastEvicted
 	if !k.lastSync.Equal(t) {
-		detail := "memcg notifier: available crossed " + formatMi(k.notify.level) + ": synchronize now"
+		n := k.handlers[first].last
+		detail := "memcg notifier: available crossed " + formatMi(n.level) + ": synchronize now"
 		if queued {
-			detail = "memcg notifier: available crossed " + formatMi(k.notify.level) +
+			detail = "memcg notifier: available crossed " + formatMi(n.level) +
 				" during the last notified kill: its event waited for it, synchronize now"
 		}
-		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindNotify, Subject: string(k.notify.sig), Detail: detail})
+		r.add(Event{At: t, Actor: ActorKubelet, Kind: KindNotify, Subject: string(n.sig), Detail: detail})
 		uids = k.sync(r, t, "memcg notification")
 	}
 	busy := t
