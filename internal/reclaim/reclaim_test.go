@@ -176,3 +176,26 @@ func TestThePodsReclaimerAcceptsThePolicysNextReclaimAFewMillisecondsEarly(t *te
 		})
 	}
 }
+
+// deadlineOnly has a deadline whose timer has not cancelled it (yet): Err is nil.
+type deadlineOnly struct {
+	context.Context
+	d time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.d, true }
+
+func TestAPassedDeadlineStopsTheStepsBeforeItsTimerFires(t *testing.T) {
+	past := deadlineOnly{context.Background(), time.Now().Add(-time.Millisecond)}
+	if err := expired(past); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("expired(deadline passed, Err nil) = %v, want context.DeadlineExceeded", err)
+	}
+	if err := expired(deadlineOnly{context.Background(), time.Now().Add(time.Hour)}); err != nil {
+		t.Errorf("expired(deadline in an hour) = %v, want nil", err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := expired(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("expired(cancelled) = %v, want context.Canceled", err)
+	}
+}

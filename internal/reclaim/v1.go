@@ -47,7 +47,7 @@ func reclaimV1(ctx context.Context, dir string, bytes, chunk, floor int64) (part
 	}()
 	for next := min(usage, limit) - chunk; ; next -= chunk {
 		next = max(next, target)
-		if err := ctx.Err(); err != nil {
+		if err := expired(ctx); err != nil {
 			return true, fmt.Errorf("lower %s: stopped at %d above target %d: %w", path, next, target, err)
 		}
 		if _, err := f.WriteString(strconv.FormatInt(next, 10)); err != nil {

@@ -55,7 +55,7 @@ func reclaimV2(ctx context.Context, dir string, bytes, chunk int64, current func
 		if left <= 0 {
 			return false, nil
 		}
-		if err := ctx.Err(); err != nil {
+		if err := expired(ctx); err != nil {
 			return true, fmt.Errorf("write %s: stopped with %d of %d bytes left: %w", path, left, bytes, err)
 		}
 		n := min(chunk, left)
