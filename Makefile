@@ -87,7 +87,7 @@ test: node-lock-check ## every test: unit, integration (real apiserver), cgroup 
 	@# internal/... and cmd/... run with -race, the rest of ./... without (each package once), side by
 	@# side (hack/test-tiers.sh); hack/testtable prints what plain go test would, then each package's wall time.
 	$(GO) build -o $(CACHE)/bin/testtable ./hack/testtable
-	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) hack/test-tiers.sh $(CACHE)/bin/testtable
+	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) TEST_RUNS=$(CACHE)/test-runs hack/test-tiers.sh $(CACHE)/bin/testtable
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s), one at a time, with a table of execs
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh

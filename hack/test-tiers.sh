@@ -8,14 +8,16 @@
 #   tier (about 17 min one package at a time beside it, 5 min of the run when it ran first) is off the
 #   critical path.
 # Each tier writes go test -json into its own FIFO; TESTTABLE merges them as they come, prints what plain
-# go test would and ends with the table of each package's wall time. The exit status is the first
-# tier's that failed (else the table's).
+# go test would and ends with the table of each package's wall time. The merged events are kept in
+# TEST_RUNS (default ~/.cache/pressure/test-runs; the last 5 runs) to read again: testtable -slowest 0 FILE
+# lists every test's time. The exit status is the first tier's that failed (else the table's).
 set -uo pipefail
 
 table=${1:?usage: test-tiers.sh TESTTABLE}
 go=${GO:-go}
 timeout=${TEST_TIMEOUT:-75m}
 race_nice=${RACE_NICE:-5}
+runs=${TEST_RUNS:-${PRESSURE_CACHE:-$HOME/.cache/pressure}/test-runs}
 module=$($go list -m) || exit 2
 rest_pkgs=$($go list ./... | grep -v -e "^$module/internal/" -e "^$module/cmd/") || {
 	echo "test-tiers: go list ./... failed" >&2
@@ -34,8 +36,19 @@ echo "rest: $go test -json -count=1 -timeout $timeout (every other package)"
 "$go" test -json -count=1 -timeout "$timeout" $rest_pkgs >"$dir/rest" &
 rest=$!
 
-"$table" "$dir/race" "$dir/rest"
+keep=()
+if mkdir -p "$runs"; then
+	keep=(-keep "$runs/$(date -u +%Y%m%dT%H%M%SZ).json")
+	# the last 5 runs stay (the names sort by time)
+	find "$runs" -maxdepth 1 -name '*.json' | sort | head -n -4 | xargs -r rm -f
+else
+	echo "test-tiers: cannot create $runs: this run's events are not kept" >&2
+fi
+"$table" "${keep[@]}" "$dir/race" "$dir/rest"
 table_rc=$?
+if ((${#keep[@]} > 0)); then
+	echo "test-tiers: the run's go test -json is in ${keep[1]} (hack/testtable -slowest 0 ${keep[1]} lists every test)"
+fi
 if ((table_rc != 0)); then
 	kill "$race" "$rest" 2>/dev/null
 fi

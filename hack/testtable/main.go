@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,21 +43,42 @@ type testTime struct {
 }
 
 func main() {
-	ins, closeInputs, err := openInputs(os.Args[1:])
-	if err != nil {
+	keep := flag.String("keep", "", "also write every line read to this file (the run's go test -json, to read again with testtable)")
+	slowest := flag.Int("slowest", 15, "how many of the longest top-level tests to list (0: every one)")
+	flag.Parse()
+	if *slowest < 0 {
+		fmt.Fprintf(os.Stderr, "testtable: -slowest %d: want 0 (every test) or more\n", *slowest)
+		os.Exit(2)
+	}
+	if err := mainErr(os.Stdout, flag.Args(), *keep, *slowest); err != nil {
 		fmt.Fprintf(os.Stderr, "testtable: %v\n", err)
 		os.Exit(1)
+	}
+}
+
+// mainErr prints to out the plain output and the table of the named inputs (stdin when none), copying
+// what it reads to keep when keep is not empty.
+func mainErr(out io.Writer, names []string, keep string, slowest int) error {
+	ins, closeInputs, err := openInputs(names)
+	if err != nil {
+		return err
 	}
 	defer closeInputs()
-	results, err := run(merged(ins), os.Stdout)
+	in := merged(ins)
+	if keep != "" {
+		f, err := os.Create(keep)
+		if err != nil {
+			return fmt.Errorf("keep the run's events: %w", err)
+		}
+		defer f.Close()
+		in = io.TeeReader(in, f)
+	}
+	results, err := run(in, out)
 	if slices.ContainsFunc(results, func(r result) bool { return r.action == "fail" }) {
-		fmt.Println("FAIL") // go test's last line when a package failed
+		fmt.Fprintln(out, "FAIL") // go test's last line when a package failed
 	}
-	writeTable(os.Stdout, results)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testtable: %v\n", err)
-		os.Exit(1)
-	}
+	writeTable(out, results, slowest)
+	return err
 }
 
 // line is one line of a test's output, held until its top-level test ends.
@@ -163,7 +185,8 @@ func run(in io.Reader, out io.Writer) ([]result, error) {
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // writeTable prints the packages that ran tests by wall time, longest first (then by name), and the sum.
-func writeTable(w io.Writer, results []result) {
+// slowest is how many of the longest top-level tests to list (0: all).
+func writeTable(w io.Writer, results []result, slowest int) {
 	rs := slices.DeleteFunc(slices.Clone(results), func(r result) bool { return r.action == "skip" })
 	if len(rs) == 0 {
 		return
@@ -184,7 +207,7 @@ func writeTable(w io.Writer, results []result) {
 	}
 	fmt.Fprintf(w, "  %9s  sum over %d packages (they overlap: go test runs several at once)\n", sum.Round(time.Second), len(rs))
 	fmt.Fprintf(w, "  %9s  wall time from the first package's start to the last one's end\n", offset(first, last))
-	writeSlowest(w, rs)
+	writeSlowest(w, rs, slowest)
 	writeSkipped(w, results)
 }
 
@@ -210,11 +233,9 @@ func offset(first, t time.Time) string {
 	return t.Sub(first).Round(time.Second).String()
 }
 
-// slowestShown is how many of the longest top-level tests writeSlowest lists: where the time goes.
-const slowestShown = 15
-
-// writeSlowest prints the longest top-level tests of all packages, longest first (then by package and name).
-func writeSlowest(w io.Writer, rs []result) {
+// writeSlowest prints the n longest top-level tests of all packages (all of them when n is 0), longest
+// first (then by package and name): where the time goes.
+func writeSlowest(w io.Writer, rs []result, n int) {
 	type row struct {
 		pkg string
 		testTime
@@ -231,8 +252,11 @@ func writeSlowest(w io.Writer, rs []result) {
 	slices.SortFunc(all, func(a, b row) int {
 		return cmp.Or(cmp.Compare(b.elapsed, a.elapsed), strings.Compare(a.pkg, b.pkg), strings.Compare(a.name, b.name))
 	})
-	fmt.Fprintf(w, "\nSLOWEST TESTS (top-level, longest first; %d of %d)\n", min(slowestShown, len(all)), len(all))
-	for _, t := range all[:min(slowestShown, len(all))] {
+	if n == 0 || n > len(all) {
+		n = len(all)
+	}
+	fmt.Fprintf(w, "\nSLOWEST TESTS (top-level, longest first; %d of %d)\n", n, len(all))
+	for _, t := range all[:n] {
 		fmt.Fprintf(w, "  %9s  %-4s  %s %s\n", t.elapsed.Round(100*time.Millisecond), t.action, t.pkg, t.name)
 	}
 }

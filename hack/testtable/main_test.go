@@ -95,7 +95,7 @@ func TestOutputIsPlainGoTestsAndTheTableListsEachPackage(t *testing.T) {
 		}
 	}
 	var table bytes.Buffer
-	writeTable(&table, results)
+	writeTable(&table, results, 15)
 	for _, want := range []string{"fail  example.com/m/bad", "example.com/m/good  (waited for node lock 2m0s, control plane start 1.5s)",
 		"wall time from the first package's start to the last one's end",
 		"sum over 2 packages", "SLOWEST TESTS (top-level, longest first; 3 of 3)", "example.com/m/bad TestBad\n"} {

@@ -83,7 +83,7 @@ func TestTheNamedInputsOfARealGoTestRunGiveOneTableOfBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
-	writeTable(&table, results)
+	writeTable(&table, results, 15)
 	for _, want := range []string{"pass  from +", "example.com/m/good", "fail  from +", "example.com/m/bad", "sum over 2 packages"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
@@ -98,5 +98,41 @@ func TestAMissingInputIsNamed(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "race.fifo")
 	if _, _, err := openInputs([]string{missing}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("error %v, want it to name %s", err, missing)
+	}
+}
+
+func TestTheKeptEventsGiveTheSameRunWhenReadAgainAndSlowestLimitsTheList(t *testing.T) {
+	dir := writeModule(t)
+	stream, _ := goTest(t, dir, "-json", "./...")
+	in := filepath.Join(t.TempDir(), "rest.json")
+	if err := os.WriteFile(in, stream, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(t.TempDir(), "run.json")
+	var first, again bytes.Buffer
+	if err := mainErr(&first, []string{in}, kept, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := mainErr(&again, []string{kept}, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.String(), "SLOWEST TESTS (top-level, longest first; 1 of 3)") {
+		t.Errorf("-slowest 1 did not list one test of three:\n%s", first.String())
+	}
+	if !strings.Contains(again.String(), "SLOWEST TESTS (top-level, longest first; 3 of 3)") {
+		t.Errorf("-slowest 0 did not list every test:\n%s", again.String())
+	}
+	before, _, _ := strings.Cut(first.String(), "SLOWEST TESTS")
+	after, _, _ := strings.Cut(again.String(), "SLOWEST TESTS")
+	if before != after {
+		t.Errorf("the kept events read again give another run:\nfirst:\n%s\nagain:\n%s", before, after)
+	}
+}
+
+func TestAKeepFileThatCannotBeCreatedIsNamed(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "no-such-dir", "run.json")
+	err := mainErr(io.Discard, nil, keep, 15)
+	if err == nil || !strings.Contains(err.Error(), keep) {
+		t.Errorf("error %v, want it to name %s", err, keep)
 	}
 }

@@ -65,17 +65,29 @@ func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *v
 	return rel, time.Since(start)
 }
 
-// installForTest is install (with set beside chartValues), logged, with the release uninstalled when t ends (before the node stops:
-// cleanups run last-registered first).
+// installForTest is installLogged with the release uninstalled when t ends (before the node stops:
+// cleanups run last-registered first): the uninstall, its hook included, must work on cgroup v2.
 func (c chartParts) installForTest(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) {
 	t.Helper()
-	rel, took := c.install(ctx, t, p, n, set...)
-	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
+	rel := c.installLogged(ctx, t, p, n, set...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		start := time.Now()
 		if err := rel.Uninstall(ctx); err != nil {
 			t.Error(err)
 		}
+		t.Logf("chart uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
 	})
+}
+
+// installLogged is install (with set beside chartValues), logged. The release is left in place: it goes
+// with the test's control plane and guest, which are discarded when the test ends. An uninstall under TCG
+// takes 20 to 25 s (its hook Job and the pods' termination in the guest), so only the tests that check it
+// (installForTest) pay for it.
+func (c chartParts) installLogged(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) chartinstall.Release {
+	t.Helper()
+	rel, took := c.install(ctx, t, p, n, set...)
+	t.Logf("chart installed, agent pod Ready in %s", took.Round(100*time.Millisecond))
+	return rel
 }

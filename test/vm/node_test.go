@@ -50,9 +50,11 @@ func startParts(ctx context.Context, t *testing.T) nodeParts {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		start := time.Now()
 		if err := cp.Stop(); err != nil {
 			t.Error(err)
 		}
+		t.Logf("control plane stopped in %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	imgs, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
 	if err != nil {
@@ -82,9 +84,11 @@ func (p nodeParts) startNode(ctx context.Context, t *testing.T, opt vm.NodeOptio
 	}
 	t.Logf("guest node %s Ready %s after qemu started (logs in %s)", n.Name, n.Boot.Round(time.Second), opt.Dir)
 	t.Cleanup(func() {
+		start := time.Now()
 		if err := n.Stop(); err != nil {
 			t.Error(err)
 		}
+		t.Logf("guest node stopped in %s", time.Since(start).Round(100*time.Millisecond))
 	})
 	return n
 }

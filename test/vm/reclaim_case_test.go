@@ -82,7 +82,7 @@ func cacheNode(ctx context.Context, t *testing.T, c cacheRun, diskMiB int) *vm.N
 	opt.Images = append(slices.Clone(p.images), parts.images...)
 	n := p.startNode(ctx, t, opt)
 	if c.chart {
-		parts.installForTest(ctx, t, p, n, c.set...)
+		parts.installLogged(ctx, t, p, n, c.set...)
 		waitLine(ctx, t, n, `"msg":"pressure-agent started"`)
 	}
 	return n
