@@ -108,12 +108,13 @@ func TestKubeletOnCgroupV2ReclaimRungEvictsTheThrasher(t *testing.T) {
 	n := cacheNode(ctx, t, cacheRun{containerd2: clustertest.Containerd2(t), chart: true, set: rungValues()}, 2048)
 	r, err := n.ThrashCase(ctx, "thrash", 1536<<20, 3*time.Minute)
 	t.Logf("thrash case: %s", r)
-	agentLines(t, n)
+	agent := agentLines(t, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(r.Evicted, ",") != "agent:thrash" {
-		t.Errorf("evictions %v; want the agent to evict the thrasher alone", r.Evicted)
+		t.Errorf("evictions %v; want the agent to evict the thrasher alone; the agent's last lines:\n%s",
+			r.Evicted, strings.Join(agent[max(0, len(agent)-15):], "\n"))
 	}
 	if r.OOMKills != 0 {
 		t.Errorf("kernel OOM kills in the pods cgroup: %d; want none (file pages are reclaimable, however often they refault)", r.OOMKills)

@@ -19,11 +19,13 @@ type ThrashResult struct {
 	Decided time.Duration
 	// QuietAlive: the quiet pod was Running, not deleted or evicted, at the end.
 	QuietAlive bool
+	// PeakMiB is the pods cgroup's highest memory.current the sampler saw.
+	PeakMiB float64
 }
 
 func (r ThrashResult) String() string {
-	return fmt.Sprintf("evicted %v (first %s after the thrasher's creation), OOM kills %d, quiet pod alive %t",
-		r.Evicted, r.Decided.Round(100*time.Millisecond), r.OOMKills, r.QuietAlive)
+	return fmt.Sprintf("evicted %v (first %s after the thrasher's creation), OOM kills %d, quiet pod alive %t, pods cgroup peak %.0f MiB",
+		r.Evicted, r.Decided.Round(100*time.Millisecond), r.OOMKills, r.QuietAlive, r.PeakMiB)
 }
 
 // ThrashCase is the v1 node's thrash case (test/e2e TestReclaimAwareEvictsTheThrasher) on the guest:
@@ -62,6 +64,7 @@ func (n *Node) ThrashCase(ctx context.Context, ns string, fileBytes int64, wait 
 		return res, err
 	}
 	res.OOMKills = n.lastOOMKills() - before
+	res.PeakMiB, _ = rampOf(n.Samples())
 	if p, err := c.CoreV1().Pods(ns).Get(ctx, "quiet", metav1.GetOptions{}); err == nil {
 		res.QuietAlive = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
 	}
