@@ -84,8 +84,10 @@ test: node-lock-check ## every test: unit, integration (real apiserver), cgroup 
 	@# The level-2 tests share one node lock; go test shows a test's own wait only when its package
 	@# ends, so say here who holds it and wait, with a line every 30 s.
 	@if [[ "$$(id -u)" == 0 ]]; then hack/cluster.sh node-lock; fi
-	@# internal/... and cmd/... run with -race, the rest of ./... without (each package once), side by
-	@# side (hack/test-tiers.sh); hack/testtable prints what plain go test would, then each package's wall time.
+	@# internal/... and cmd/... run with -race and then the cgroup v2 guest (test/vm/...) in one lane, the
+	@# rest of ./... without -race in another, side by side; the guest's thrash case runs alone when both
+	@# are done (hack/test-tiers.sh). hack/testtable prints what plain go test would, then each package's
+	@# wall time.
 	$(GO) build -o $(CACHE)/bin/testtable ./hack/testtable
 	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) TEST_RUNS=$(CACHE)/test-runs hack/test-tiers.sh $(CACHE)/bin/testtable
 
