@@ -255,32 +255,12 @@ type prediction struct {
 	messages map[string]string // explain's message for every non-critical pod with container stats
 }
 
-func TestExplainPredictsTheKubeletsNextVictimUnderRealPressure(t *testing.T) {
-	e := requireNode(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
-	defer cancel()
-	ns := createNamespace(ctx, t, e, "explain-pressure")
-	victims := startQoSPods(ctx, t, e, ns)
-	klog := kubeletLog(t, e)
-
-	// Two critical hogs keep the pressure on while the kubelet evicts the other pods one per cycle; they
-	// are never evicted themselves. The base hog takes the pods cgroup (2Gi, threshold 200Mi: pods may use
-	// 1848Mi) close to the threshold; the slow hog then crosses it at 4Mi/s, and again after every
-	// eviction, so that between two evictions the Summary (refreshed by the kubelet's eviction sync) still
-	// shows the threshold met while the next victim runs: explain's prediction of it can be checked.
-	// Together the hogs stay above the threshold, so every other pod is evicted in the end.
-	base := createCriticalHog(ctx, t, e, "explain-critical-base-", "128Mi", "1600Mi")
-	waitPodMemory(ctx, t, e, "kube-system", base, 1550<<20)
-	createCriticalHog(ctx, t, e, "explain-critical-slow-", "4Mi", "300Mi")
-
-	var preds []prediction
-	deadline := time.Now().Add(4 * time.Minute)
-	for len(klog.evicted(ns)) < len(victims) && time.Now().Before(deadline) {
-		if pr, ok := predictNext(ctx, t, e, ns); ok {
-			preds = append(preds, pr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+// checkExplainEpisode checks explain's predictions of one episode of
+// TestSimulatePredictsTheKubeletsEvictionsOfARealRecording: the kubelet evicted the QoS pods of ns in
+// its order, explain's predicted orders and messages match its rankings and messages (checkPredictions),
+// and the critical base hog still runs (explain marks critical pods as never evicted).
+func checkExplainEpisode(ctx context.Context, t *testing.T, e *env, ns string, klog *kubeletLogReader, base string, preds []prediction) {
+	t.Helper()
 	evicted := klog.evicted(ns)
 	messages := evictionMessages(ctx, t, e, ns, evicted)
 	for _, v := range evicted {
@@ -290,6 +270,7 @@ func TestExplainPredictsTheKubeletsNextVictimUnderRealPressure(t *testing.T) {
 	if strings.Join(evicted, " ") != strings.Join(want, " ") {
 		t.Errorf("the kubelet evicted %v, want %v (usage above request first, then by usage − request)", evicted, want)
 	}
+	t.Logf("%d predictions while the kubelet evicted", len(preds))
 	checkPredictions(t, preds, klog.rankings(), messages)
 	p, err := e.client.CoreV1().Pods("kube-system").Get(ctx, base, metav1.GetOptions{})
 	if err != nil || p.Status.Phase != corev1.PodRunning {

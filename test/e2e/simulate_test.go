@@ -65,15 +65,36 @@ type timedEviction struct {
 	notified bool
 }
 
+// One episode checks both predictions of the kubelet: simulate's, replaying the recording after it,
+// and explain's, polled every 100 ms while the kubelet evicts (the subtest "explain named each next
+// victim"). They were two tests of the same episode until 2026-12-08 (the explain one was
+// TestExplainPredictsTheKubeletsNextVictimUnderRealPressure): 2.5 min of the real node each, issue 31.
 func TestSimulatePredictsTheKubeletsEvictionsOfARealRecording(t *testing.T) {
-	// The hogs of the explain test: a critical base close to the threshold, then a critical slow ramp
-	// (4Mi/s) that crosses it again after every eviction, until every other pod is evicted: each
-	// eviction follows a crossing, which the kubelet's memcg notifier turns into a sync at once.
+	// Two critical hogs keep the pressure on while the kubelet evicts the other pods one per cycle; they
+	// are never evicted themselves. The base hog takes the pods cgroup (2Gi, threshold 200Mi: pods may use
+	// 1848Mi) close to the threshold; the slow hog (4Mi/s) then crosses it, and again after every
+	// eviction, which the kubelet's memcg notifier turns into a sync at once. Between two evictions the
+	// Summary (refreshed by the kubelet's eviction sync) still shows the threshold met while the next
+	// victim runs: explain's prediction of it can be checked. Together the hogs stay above the threshold,
+	// so every other pod is evicted in the end.
+	var base string
+	var preds []prediction
+	explain := &episodeWatch{
+		name: "explain named each next victim",
+		poll: func(ctx context.Context, t *testing.T, e *env, ns string) {
+			if pr, ok := predictNext(ctx, t, e, ns); ok {
+				preds = append(preds, pr)
+			}
+		},
+		check: func(ctx context.Context, t *testing.T, e *env, ns string, klog *kubeletLogReader) {
+			checkExplainEpisode(ctx, t, e, ns, klog, base, preds)
+		},
+	}
 	recordAndSimulate(t, "simulate", func(ctx context.Context, t *testing.T, e *env) {
-		base := createCriticalHog(ctx, t, e, "simulate-critical-base-", "128Mi", "1600Mi")
+		base = createCriticalHog(ctx, t, e, "simulate-critical-base-", "128Mi", "1600Mi")
 		waitPodMemory(ctx, t, e, "kube-system", base, 1550<<20)
 		createCriticalHog(ctx, t, e, "simulate-critical-slow-", "4Mi", "300Mi")
-	})
+	}, explain)
 }
 
 func TestSimulatePredictsTheKubeletsEvictionsOfARealRecordingAfterAStep(t *testing.T) {
@@ -86,12 +107,22 @@ func TestSimulatePredictsTheKubeletsEvictionsOfARealRecordingAfterAStep(t *testi
 		waitPodMemory(ctx, t, e, "kube-system", base, 1450<<20)
 		time.Sleep(5 * time.Second)
 		createCriticalHog(ctx, t, e, "simulate-step-", "0", "380Mi")
-	})
+	}, nil)
+}
+
+// episodeWatch is a second check of a recorded episode: poll runs every 100 ms while the kubelet evicts,
+// check once the recording has stopped, as a subtest named name (before simulate's checks, which stop
+// the test at the first wrong order).
+type episodeWatch struct {
+	name  string
+	poll  func(ctx context.Context, t *testing.T, e *env, ns string)
+	check func(ctx context.Context, t *testing.T, e *env, ns string, klog *kubeletLogReader)
 }
 
 // recordAndSimulate records the node while pressure (started by the function) makes the kubelet evict
-// the QoS pods of a new namespace, then simulates the recording and compares.
-func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Context, t *testing.T, e *env)) {
+// the QoS pods of a new namespace, then simulates the recording and compares; watch, when not nil,
+// checks the same episode its own way.
+func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Context, t *testing.T, e *env), watch *episodeWatch) {
 	e := requireNode(t)
 	// An earlier test's agent run in-process (no uninstall hook) may have left its taint, and an earlier
 	// test its pods: the QoS pods here tolerate neither.
@@ -107,10 +138,18 @@ func recordAndSimulate(t *testing.T, prefix string, pressure func(ctx context.Co
 	pressure(ctx, t, e)
 	deadline := time.Now().Add(4 * time.Minute)
 	for len(klog.evicted(ns)) < len(victims) && time.Now().Before(deadline) {
-		time.Sleep(time.Second)
+		if watch == nil {
+			time.Sleep(time.Second)
+			continue
+		}
+		watch.poll(ctx, t, e, ns)
+		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(15 * time.Second) // the tail: the kubelet has nothing left to evict
 	stopRecording()
+	if watch != nil {
+		t.Run(watch.name, func(t *testing.T) { watch.check(ctx, t, e, ns, klog) })
+	}
 
 	real := klog.evictedAt(ns)
 	if len(real) != len(victims) {
