@@ -50,15 +50,16 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testtable: -slowest %d: want 0 (every test) or more\n", *slowest)
 		os.Exit(2)
 	}
-	if err := mainErr(os.Stdout, flag.Args(), *keep, *slowest); err != nil {
+	if err := mainErr(os.Stdout, os.Stderr, flag.Args(), *keep, *slowest); err != nil {
 		fmt.Fprintf(os.Stderr, "testtable: %v\n", err)
 		os.Exit(1)
 	}
 }
 
 // mainErr prints to out the plain output and the table of the named inputs (stdin when none), copying
-// what it reads to keep when keep is not empty.
-func mainErr(out io.Writer, names []string, keep string, slowest int) error {
+// what it reads to keep when keep is not empty. A keep file that cannot be created is a warning on warn,
+// not an error: the run's output and table matter more than its copy.
+func mainErr(out, warn io.Writer, names []string, keep string, slowest int) error {
 	ins, closeInputs, err := openInputs(names)
 	if err != nil {
 		return err
@@ -66,12 +67,12 @@ func mainErr(out io.Writer, names []string, keep string, slowest int) error {
 	defer closeInputs()
 	in := merged(ins)
 	if keep != "" {
-		f, err := os.Create(keep)
-		if err != nil {
-			return fmt.Errorf("keep the run's events: %w", err)
+		if f, err := os.Create(keep); err != nil {
+			fmt.Fprintf(warn, "testtable: this run's events are not kept: %v\n", err)
+		} else {
+			defer f.Close()
+			in = io.TeeReader(in, f)
 		}
-		defer f.Close()
-		in = io.TeeReader(in, f)
 	}
 	results, err := run(in, out)
 	if slices.ContainsFunc(results, func(r result) bool { return r.action == "fail" }) {

@@ -110,10 +110,10 @@ func TestTheKeptEventsGiveTheSameRunWhenReadAgainAndSlowestLimitsTheList(t *test
 	}
 	kept := filepath.Join(t.TempDir(), "run.json")
 	var first, again bytes.Buffer
-	if err := mainErr(&first, []string{in}, kept, 1); err != nil {
+	if err := mainErr(&first, io.Discard, []string{in}, kept, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := mainErr(&again, []string{kept}, "", 0); err != nil {
+	if err := mainErr(&again, io.Discard, []string{kept}, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(first.String(), "SLOWEST TESTS (top-level, longest first; 1 of 3)") {
@@ -129,10 +129,22 @@ func TestTheKeptEventsGiveTheSameRunWhenReadAgainAndSlowestLimitsTheList(t *test
 	}
 }
 
-func TestAKeepFileThatCannotBeCreatedIsNamed(t *testing.T) {
+func TestAKeepFileThatCannotBeCreatedIsAWarningNamingItAndTheTableStillPrints(t *testing.T) {
+	dir := writeModule(t)
+	stream, _ := goTest(t, dir, "-json", "./...")
+	in := filepath.Join(t.TempDir(), "rest.json")
+	if err := os.WriteFile(in, stream, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	keep := filepath.Join(t.TempDir(), "no-such-dir", "run.json")
-	err := mainErr(io.Discard, nil, keep, 15)
-	if err == nil || !strings.Contains(err.Error(), keep) {
-		t.Errorf("error %v, want it to name %s", err, keep)
+	var out, warn bytes.Buffer
+	if err := mainErr(&out, &warn, []string{in}, keep, 15); err != nil {
+		t.Fatalf("error %v; want only a warning when the keep file cannot be created", err)
+	}
+	if !strings.Contains(warn.String(), "not kept") || !strings.Contains(warn.String(), keep) {
+		t.Errorf("warning %q; want it to say the events are not kept and name %s", warn.String(), keep)
+	}
+	if !strings.Contains(out.String(), "PACKAGE WALL TIME") {
+		t.Errorf("no table after the warning:\n%s", out.String())
 	}
 }

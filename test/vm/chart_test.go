@@ -70,14 +70,10 @@ func (c chartParts) install(ctx context.Context, t *testing.T, p nodeParts, n *v
 func (c chartParts) installForTest(ctx context.Context, t *testing.T, p nodeParts, n *vm.Node, set ...string) {
 	t.Helper()
 	rel := c.installLogged(ctx, t, p, n, set...)
-	t.Cleanup(func() {
+	timedCleanup(t, "chart uninstalled", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		start := time.Now()
-		if err := rel.Uninstall(ctx); err != nil {
-			t.Error(err)
-		}
-		t.Logf("chart uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
+		return rel.Uninstall(ctx)
 	})
 }
 

@@ -49,13 +49,7 @@ func startParts(ctx context.Context, t *testing.T) nodeParts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		start := time.Now()
-		if err := cp.Stop(); err != nil {
-			t.Error(err)
-		}
-		t.Logf("control plane stopped in %s", time.Since(start).Round(100*time.Millisecond))
-	})
+	timedCleanup(t, "control plane stopped", cp.Stop)
 	imgs, err := images.BuildAll(ctx, filepath.Join(cluster.CacheDir(), "images"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,14 +77,20 @@ func (p nodeParts) startNode(ctx context.Context, t *testing.T, opt vm.NodeOptio
 		t.Fatal(err)
 	}
 	t.Logf("guest node %s Ready %s after qemu started (logs in %s)", n.Name, n.Boot.Round(time.Second), opt.Dir)
+	timedCleanup(t, "guest node stopped", n.Stop)
+	return n
+}
+
+// timedCleanup runs stop when t ends, reports its error and logs "<what> in <time>": where a test's
+// teardown goes (issue 31).
+func timedCleanup(t *testing.T, what string, stop func() error) {
 	t.Cleanup(func() {
 		start := time.Now()
-		if err := n.Stop(); err != nil {
+		if err := stop(); err != nil {
 			t.Error(err)
 		}
-		t.Logf("guest node stopped in %s", time.Since(start).Round(100*time.Millisecond))
+		t.Logf("%s in %s", what, time.Since(start).Round(100*time.Millisecond))
 	})
-	return n
 }
 
 // raceNode is the node of the OOM races: 2.5 GiB of guest RAM with 1.5 GiB of it kube-reserved, so the
