@@ -68,7 +68,7 @@ type timedEviction struct {
 // One episode checks both predictions of the kubelet: simulate's, replaying the recording after it,
 // and explain's, polled every 100 ms while the kubelet evicts (the subtest "explain named each next
 // victim"). They were two tests of the same episode until 2026-12-08 (the explain one was
-// TestExplainPredictsTheKubeletsNextVictimUnderRealPressure): 2.5 min of the real node each, issue 31.
+// TestExplainPredictsTheKubeletsNextVictimUnderRealPressure, 151 s of the real node; issue 31).
 func TestSimulatePredictsTheKubeletsEvictionsOfARealRecording(t *testing.T) {
 	// Two critical hogs keep the pressure on while the kubelet evicts the other pods one per cycle; they
 	// are never evicted themselves. The base hog takes the pods cgroup (2Gi, threshold 200Mi: pods may use
