@@ -102,12 +102,7 @@ func TestAMissingInputIsNamed(t *testing.T) {
 }
 
 func TestTheKeptEventsGiveTheSameRunWhenReadAgainAndSlowestLimitsTheList(t *testing.T) {
-	dir := writeModule(t)
-	stream, _ := goTest(t, dir, "-json", "./...")
-	in := filepath.Join(t.TempDir(), "rest.json")
-	if err := os.WriteFile(in, stream, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writtenRun(t)
 	kept := filepath.Join(t.TempDir(), "run.json")
 	var first, again bytes.Buffer
 	if err := mainErr(&first, io.Discard, []string{in}, kept, 1); err != nil {
@@ -130,12 +125,7 @@ func TestTheKeptEventsGiveTheSameRunWhenReadAgainAndSlowestLimitsTheList(t *test
 }
 
 func TestAKeepFileThatCannotBeCreatedIsAWarningNamingItAndTheTableStillPrints(t *testing.T) {
-	dir := writeModule(t)
-	stream, _ := goTest(t, dir, "-json", "./...")
-	in := filepath.Join(t.TempDir(), "rest.json")
-	if err := os.WriteFile(in, stream, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writtenRun(t)
 	keep := filepath.Join(t.TempDir(), "no-such-dir", "run.json")
 	var out, warn bytes.Buffer
 	if err := mainErr(&out, &warn, []string{in}, keep, 15); err != nil {
@@ -147,4 +137,15 @@ func TestAKeepFileThatCannotBeCreatedIsAWarningNamingItAndTheTableStillPrints(t 
 	if !strings.Contains(out.String(), "PACKAGE WALL TIME") {
 		t.Errorf("no table after the warning:\n%s", out.String())
 	}
+}
+
+// writtenRun is the go test -json of writeModule's module, written to a file: a run to read again.
+func writtenRun(t *testing.T) string {
+	t.Helper()
+	stream, _ := goTest(t, writeModule(t), "-json", "./...")
+	in := filepath.Join(t.TempDir(), "rest.json")
+	if err := os.WriteFile(in, stream, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
